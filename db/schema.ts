@@ -1,0 +1,88 @@
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+
+/** Tiers, upstreams and aliases mirror the config file; they are rewritten at start and on reload. */
+export const tiers = sqliteTable('tiers', {
+  name: text('name').primaryKey(),
+  position: integer('position').notNull(),
+  requestsPerMinute: integer('requests_per_minute').notNull(),
+  tokensPerMinute: integer('tokens_per_minute').notNull(),
+  maxConcurrent: integer('max_concurrent').notNull(),
+  monthlyTokenQuota: integer('monthly_token_quota'),
+  dailyRequestQuota: integer('daily_request_quota'),
+  /** JSON array of glob patterns over aliases; null means every alias. */
+  models: text('models', { mode: 'json' }).$type<string[] | null>(),
+})
+
+/** Never holds a secret: only the name of the environment variable that does. */
+export const upstreams = sqliteTable('upstreams', {
+  name: text('name').primaryKey(),
+  kind: text('kind').notNull(),
+  baseUrl: text('base_url'),
+  apiKeyEnv: text('api_key_env'),
+  timeoutMs: integer('timeout_ms').notNull(),
+  connectTimeoutMs: integer('connect_timeout_ms').notNull(),
+  maxRetries: integer('max_retries').notNull(),
+  failureThreshold: integer('failure_threshold').notNull(),
+  cooldownMs: integer('cooldown_ms').notNull(),
+})
+
+export const aliases = sqliteTable('aliases', {
+  name: text('name').primaryKey(),
+  position: integer('position').notNull(),
+  strategy: text('strategy').notNull(),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const aliasTargets = sqliteTable(
+  'alias_targets',
+  {
+    alias: text('alias')
+      .notNull()
+      .references(() => aliases.name, { onDelete: 'cascade' }),
+    position: integer('position').notNull(),
+    upstream: text('upstream').notNull(),
+    model: text('model').notNull(),
+    weight: integer('weight').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.alias, table.position] })],
+)
+
+/** A caller key is stored as its SHA-256 hex digest plus the visible prefix; the key itself never. */
+export const apiKeys = sqliteTable('api_keys', {
+  id: text('id').primaryKey(),
+  prefix: text('prefix').notNull().unique(),
+  hash: text('hash').notNull().unique(),
+  name: text('name').notNull(),
+  tier: text('tier').notNull(),
+  createdAt: integer('created_at').notNull(),
+  expiresAt: integer('expires_at'),
+  revokedAt: integer('revoked_at'),
+  /** Per-key overrides of the tier's limits; null inherits the tier's value. */
+  requestsPerMinute: integer('requests_per_minute'),
+  tokensPerMinute: integer('tokens_per_minute'),
+  maxConcurrent: integer('max_concurrent'),
+  monthlyTokenQuota: integer('monthly_token_quota'),
+  dailyRequestQuota: integer('daily_request_quota'),
+})
+
+/** Billing counters: one row per key x UTC day x alias x upstream, incremented in place. */
+export const usageDaily = sqliteTable(
+  'usage_daily',
+  {
+    keyId: text('key_id').notNull(),
+    date: text('date').notNull(),
+    alias: text('alias').notNull(),
+    upstream: text('upstream').notNull(),
+    requests: integer('requests').notNull().default(0),
+    errors: integer('errors').notNull().default(0),
+    promptTokens: integer('prompt_tokens').notNull().default(0),
+    completionTokens: integer('completion_tokens').notNull().default(0),
+    totalTokens: integer('total_tokens').notNull().default(0),
+    latencyMsSum: integer('latency_ms_sum').notNull().default(0),
+  },
+  (table) => [
+    primaryKey({ columns: [table.keyId, table.date, table.alias, table.upstream] }),
+    // The operator's view reads across keys by date range.
+    index('usage_daily_date').on(table.date),
+  ],
+)

@@ -1,0 +1,27 @@
+import { Elysia, t } from 'elysia'
+import { VERSION } from '../src/gateway'
+import { defineRoute } from '../src/http/route'
+
+const HealthSchema = t.Object({ ok: t.Boolean(), version: t.String(), database: t.String(), uptime_s: t.Integer() })
+
+export default defineRoute((gateway) => {
+  const ping = gateway.storage.sqlite.query('SELECT 1')
+  const started = performance.now()
+  return new Elysia().get(
+    '',
+    ({ set }) => {
+      const uptime_s = Math.floor((performance.now() - started) / 1000)
+      try {
+        ping.get()
+        return { ok: true, version: VERSION, database: 'ok', uptime_s }
+      } catch (error) {
+        set.status = 503
+        return { ok: false, version: VERSION, database: `unavailable: ${(error as Error).message}`, uptime_s }
+      }
+    },
+    {
+      response: { 200: HealthSchema, 503: HealthSchema },
+      detail: { tags: ['Service'], summary: 'Health signal', description: '200 `{ok:true}` when the database answers, else 503 `{ok:false}`.' },
+    },
+  )
+})

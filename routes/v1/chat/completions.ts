@@ -1,0 +1,42 @@
+import { Elysia } from 'elysia'
+import { completeChat } from '../../../src/chat/complete'
+import type { ChatRequest } from '../../../src/chat/types'
+import { checkMessages } from '../../../src/chat/validate'
+import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
+import { elapsedStart } from '../../../src/http/conventions'
+import { defineRoute } from '../../../src/http/route'
+import { ChatCompletionSchema, ChatRequestSchema, ErrorSchema } from '../../../src/http/schemas'
+
+export default defineRoute((gateway) =>
+  new Elysia().use(callerAuth(gateway)).post(
+    '',
+    ({ body, caller, request, set }) => {
+      const chatRequest = body as ChatRequest
+      checkMessages(chatRequest.messages)
+      return completeChat({ gateway, caller, request: chatRequest, clientSignal: request.signal, headers: set.headers, startedAt: elapsedStart(request) })
+    },
+    {
+      body: ChatRequestSchema,
+      response: {
+        200: ChatCompletionSchema,
+        400: ErrorSchema,
+        401: ErrorSchema,
+        403: ErrorSchema,
+        404: ErrorSchema,
+        413: ErrorSchema,
+        415: ErrorSchema,
+        429: ErrorSchema,
+        502: ErrorSchema,
+        503: ErrorSchema,
+        504: ErrorSchema,
+      },
+      detail: {
+        tags: ['Chat'],
+        summary: 'Create a chat completion',
+        description:
+          'OpenAI-compatible. `model` is a public alias from GET /v1/models. With `stream: true` the answer is a text/event-stream of `chat.completion.chunk` events ending with `data: [DONE]`; add `stream_options.include_usage` for a final usage chunk. A stream the upstream breaks ends with a `data: {"error":{...}}` event and no [DONE].',
+        security: CALLER_SECURITY,
+      },
+    },
+  ),
+)

@@ -1,0 +1,50 @@
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+import type { Gateway } from './gateway'
+import { VERSION } from './gateway'
+import { httpConventions } from './http/conventions'
+import { loadRoutes } from './http/routes-loader'
+import { ErrorSchema } from './http/schemas'
+
+export const ROUTES_DIR = new URL('../routes', import.meta.url).pathname
+
+export interface AppOptions {
+  /** Where route files live; tests point this at a temporary folder. */
+  routesDir?: string
+}
+
+/** The whole HTTP surface: conventions first, then the docs, then every route file. */
+export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: AppOptions = {}) {
+  const routes = await loadRoutes(routesDir, gateway)
+  return new Elysia()
+    .use(httpConventions({ headers: gateway.headers, maxBodyBytes: gateway.env.maxBodyBytes, log: gateway.log }))
+    .use(
+      openapi({
+        path: '/swagger',
+        provider: 'swagger-ui',
+        swagger: { cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', autoDarkMode: false },
+        documentation: {
+          info: {
+            title: 'chatgate API',
+            version: VERSION,
+            description: 'Self-hosted, OpenAI-compatible chat completion gateway. Every error has the body `{"error":{"message","type","code?","param?"}}`.',
+          },
+          tags: [
+            { name: 'Chat', description: 'Chat completions over public model aliases' },
+            { name: 'Models', description: 'Public model aliases' },
+            { name: 'Service', description: 'Metadata and health' },
+          ],
+          components: {
+            securitySchemes: {
+              bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' },
+              apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <key>' },
+            },
+            schemas: { Error: ErrorSchema as object },
+          },
+        },
+      }),
+    )
+    .use(routes)
+}
+
+export type App = Awaited<ReturnType<typeof createApp>>

@@ -1,0 +1,42 @@
+import { unauthorized } from '../errors'
+import type { KeyLimits } from '../limits/limiter'
+import type { RoutingTable, Tier } from '../routing/table'
+import type { KeyCache } from './key-cache'
+import { hashApiKey, type KeyRecord } from './keys'
+
+/** An authenticated caller: its key, its tier and the limits in force for it. */
+export interface Caller {
+  key: KeyRecord
+  tier: Tier
+  limits: KeyLimits
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i
+
+/**
+ * The caller's key from `Authorization: Bearer` or `x-api-key`; Authorization wins when both are
+ * sent. Keys in query strings are never read: they end up in access logs.
+ */
+export function extractApiKey(headers: Record<string, string | undefined>): string | null {
+  const authorization = headers.authorization
+  if (authorization !== undefined) return BEARER.exec(authorization)?.[1] ?? null
+  return headers['x-api-key']?.trim() || null
+}
+
+export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {
+  return {
+    requestsPerMinute: key.requestsPerMinute ?? tier.requestsPerMinute,
+    tokensPerMinute: key.tokensPerMinute ?? tier.tokensPerMinute,
+    maxConcurrent: key.maxConcurrent ?? tier.maxConcurrent,
+  }
+}
+
+/** Missing, unknown, revoked, expired or tierless keys all get the same 401: the body never says which. */
+export function authenticate(apiKey: string | null, keys: KeyCache, routing: RoutingTable, now: number): Caller {
+  if (apiKey === null) throw unauthorized()
+  const key = keys.get(hashApiKey(apiKey))
+  if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) throw unauthorized()
+  const tier = routing.tiers.get(key.tier)
+  if (!tier) throw unauthorized()
+  return { key, tier, limits: limitsOf(key, tier) }
+}

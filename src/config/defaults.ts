@@ -1,0 +1,22 @@
+import type { ConfigFile } from './file'
+
+/**
+ * What a newcomer gets with no config file: three tiers, the offline `local/echo` alias, and
+ * OpenAI aliases that start working once OPENAI_API_KEY is set.
+ */
+export const DEFAULT_CONFIG: ConfigFile = {
+  tiers: {
+    free: { requests_per_minute: 20, tokens_per_minute: 20_000, max_concurrent: 4, models: ['local/*', 'openai/fast'] },
+    standard: { requests_per_minute: 60, tokens_per_minute: 200_000, max_concurrent: 8 },
+    pro: { requests_per_minute: 600, tokens_per_minute: 2_000_000, max_concurrent: 32 },
+  },
+  upstreams: {
+    local: { kind: 'mock' },
+    openai: { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY' },
+  },
+  aliases: {
+    'local/echo': { targets: [{ upstream: 'local', model: 'echo' }] },
+    'openai/fast': { targets: [{ upstream: 'openai', model: 'gpt-4o-mini' }] },
+    'openai/smart': { targets: [{ upstream: 'openai', model: 'gpt-4o' }] },
+  },
+}

@@ -1,0 +1,74 @@
+import { existsSync } from 'node:fs'
+import { GatewayError } from '../errors'
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+/** Everything the process reads from its environment, validated once at start. */
+export interface GatewayEnv {
+  port: number
+  host: string
+  dbPath: string
+  /** null: no file, the built-in defaults apply. */
+  configPath: string | null
+  headerBrand: string
+  adminKey: string | null
+  logLevel: LogLevel
+  maxBodyBytes: number
+  metricsKey: string | null
+  logBodies: boolean
+  /** The whole environment, for upstream secrets named by `api_key_env`. */
+  vars: Readonly<Record<string, string | undefined>>
+}
+
+const DEFAULT_CONFIG_FILE = './gateway.toml'
+
+function invalid(name: string, message: string): GatewayError {
+  return new GatewayError(400, 'invalid_request_error', `Invalid environment variable ${name}: ${message}`, 'invalid_config', name)
+}
+
+function integerVar(vars: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = vars[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw invalid(name, `expected a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw invalid(name, `expected ${min} to ${max}, got ${value}`)
+  return value
+}
+
+function secretVar(vars: Record<string, string | undefined>, name: string): string | null {
+  const raw = vars[name]
+  if (raw === undefined || raw === '') return null
+  if (raw.length < 16) throw invalid(name, 'must be at least 16 characters long')
+  return raw
+}
+
+export function readEnv(vars: Record<string, string | undefined> = process.env): GatewayEnv {
+  const logLevel = vars.LOG_LEVEL || 'info'
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    throw invalid('LOG_LEVEL', `expected one of debug, info, warn, error, got "${logLevel}"`)
+  }
+  const headerBrand = vars.GATEWAY_HEADER_BRAND || 'svc'
+  if (!/^[a-z0-9][a-z0-9-]{0,31}$/.test(headerBrand)) {
+    throw invalid('GATEWAY_HEADER_BRAND', `expected lowercase letters, digits and dashes, got "${headerBrand}"`)
+  }
+  const logBodies = vars.GATEWAY_LOG_BODIES || '0'
+  if (logBodies !== '0' && logBodies !== '1') throw invalid('GATEWAY_LOG_BODIES', `expected 0 or 1, got "${logBodies}"`)
+
+  let configPath: string | null = vars.GATEWAY_CONFIG || null
+  if (configPath === null && existsSync(DEFAULT_CONFIG_FILE)) configPath = DEFAULT_CONFIG_FILE
+  if (configPath !== null && !existsSync(configPath)) throw invalid('GATEWAY_CONFIG', `file not found: ${configPath}`)
+
+  return {
+    port: integerVar(vars, 'PORT', 8080, 0, 65535),
+    host: vars.HOST || '127.0.0.1',
+    dbPath: vars.GATEWAY_DB || './data/gateway.sqlite',
+    configPath,
+    headerBrand,
+    adminKey: secretVar(vars, 'GATEWAY_ADMIN_KEY'),
+    logLevel: logLevel as LogLevel,
+    maxBodyBytes: integerVar(vars, 'GATEWAY_MAX_BODY_BYTES', 1_048_576, 1024, 1_073_741_824),
+    metricsKey: secretVar(vars, 'GATEWAY_METRICS_KEY'),
+    logBodies: logBodies === '1',
+    vars,
+  }
+}

@@ -1,0 +1,68 @@
+import pkg from '../package.json'
+import { KeyCache } from './auth/key-cache'
+import { createApiKey } from './auth/keys'
+import type { GatewayEnv } from './config/env'
+import { type GatewayConfig, loadGatewayConfig } from './config/file'
+import { readStoredRouting, syncConfig } from './config/sync'
+import { openStorage, type Storage } from './db'
+import { headerNames, type HeaderNames } from './http/headers'
+import { type Limiter, MemoryLimiter } from './limits/limiter'
+import type { Logger } from './log'
+import { buildRoutingTable, type RoutingTable } from './routing/table'
+import { UsageRecorder } from './usage/recorder'
+
+export const VERSION: string = pkg.version
+
+/** Everything a route needs, built once at start and handed to every route factory. */
+export interface Gateway {
+  env: GatewayEnv
+  storage: Storage
+  config: GatewayConfig
+  /** Swapped whole, never mutated: a request keeps the table it started with. */
+  routing: RoutingTable
+  keys: KeyCache
+  limiter: Limiter
+  usage: UsageRecorder
+  headers: HeaderNames
+  log: Logger
+  now: () => number
+}
+
+export interface GatewayOptions {
+  env: GatewayEnv
+  log: Logger
+  now?: () => number
+}
+
+/** Opens the database, applies the config and builds the in-memory routing and key tables. */
+export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gateway {
+  const config = loadGatewayConfig(env.configPath)
+  const storage = openStorage(env.dbPath)
+  try {
+    syncConfig(storage.db, config, now())
+    const routing = buildRoutingTable(readStoredRouting(storage.db), config.routing.deadlineMs, env.vars)
+    return {
+      env,
+      storage,
+      config,
+      routing,
+      keys: new KeyCache(storage.sqlite, storage.db),
+      limiter: new MemoryLimiter(),
+      usage: new UsageRecorder(storage.db),
+      headers: headerNames(env.headerBrand),
+      log,
+      now,
+    }
+  } catch (error) {
+    storage.close()
+    throw error
+  }
+}
+
+/** When the database has no key at all, creates one on the first tier so that the first request works. */
+export function ensureFirstKey(gateway: Gateway): string | null {
+  if (gateway.keys.size > 0 || gateway.routing.firstTier === null) return null
+  const { key } = createApiKey(gateway.storage.db, { name: 'first key', tier: gateway.routing.firstTier }, gateway.now())
+  gateway.keys.reload()
+  return key
+}

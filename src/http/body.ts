@@ -1,0 +1,37 @@
+import { GatewayError } from '../errors'
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
+const decoder = new TextDecoder()
+
+/** Reads and parses a JSON request body, refusing the wrong type, oversized bodies and bad JSON. */
+export async function readJsonBody(request: Request, contentType: string, maxBytes: number): Promise<unknown> {
+  if (!JSON_TYPE.test(contentType)) {
+    throw new GatewayError(415, 'invalid_request_error', `Content-Type must be application/json, got "${contentType || 'none'}"`)
+  }
+  const tooLarge = () => new GatewayError(413, 'invalid_request_error', `Request body is larger than ${maxBytes} bytes`)
+  const declared = Number(request.headers.get('content-length') ?? 0)
+  if (declared > maxBytes) throw tooLarge()
+  if (!request.body) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
+
+  // Read with a running count: a chunked body has no length to check up front.
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxBytes) {
+      await reader.cancel()
+      throw tooLarge()
+    }
+    chunks.push(value)
+  }
+  if (size === 0) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
+  const text = chunks.length === 1 ? decoder.decode(chunks[0]) : decoder.decode(Buffer.concat(chunks))
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new GatewayError(400, 'invalid_request_error', `Malformed JSON body: ${(error as Error).message}`)
+  }
+}

@@ -1,0 +1,76 @@
+import { Elysia, ValidationError } from 'elysia'
+import { type ErrorBody, GatewayError } from '../errors'
+import type { Logger } from '../log'
+import { readJsonBody } from './body'
+import { type HeaderNames, requestIdFor } from './headers'
+
+export interface ConventionsOptions {
+  headers: HeaderNames
+  maxBodyBytes: number
+  log: Logger
+}
+
+const startedAt = new WeakMap<Request, number>()
+
+/** performance.now() when the gateway started handling this request. */
+export const elapsedStart = (request: Request): number => startedAt.get(request) ?? performance.now()
+
+/** Whole milliseconds since the gateway started handling this request. */
+export const elapsedMs = (request: Request): number => Math.round(performance.now() - elapsedStart(request))
+
+function validationError(error: ValidationError): GatewayError {
+  const path = (error.valueError?.path ?? '').replace(/^\//, '')
+  const param = path.replaceAll('/', '.') || undefined
+  const reason =
+    typeof error.customError === 'string'
+      ? error.customError
+      : error.valueError?.message === 'Expected required property'
+        ? 'is required'
+        : (error.valueError?.message ?? 'is invalid').replace(/^Expected/, 'expected')
+  const message = typeof error.customError === 'string' ? reason : `Invalid request: ${param ?? 'body'} ${reason}`
+  return new GatewayError(400, 'invalid_request_error', message, undefined, param)
+}
+
+/** Every failure, from any route or the framework itself, as a GatewayError. */
+export function toGatewayError(code: string | number, error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error
+  if (code === 'PARSE') {
+    const cause = (error as Error).cause
+    return cause instanceof GatewayError ? cause : new GatewayError(400, 'invalid_request_error', 'Malformed request body')
+  }
+  if (error instanceof ValidationError) return validationError(error)
+  if (code === 'NOT_FOUND') return new GatewayError(404, 'not_found_error', 'Unknown route')
+  return new GatewayError(500, 'api_error', 'Internal server error')
+}
+
+export function errorResponse(error: GatewayError): Response {
+  const body: ErrorBody = error.toBody()
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...error.headers }
+  return new Response(JSON.stringify(body), { status: error.status, headers })
+}
+
+/**
+ * The gateway's HTTP conventions, for every route: request ids, latency header, JSON bodies with a
+ * size limit, and the one place where errors become `{"error":{...}}` responses.
+ */
+export function httpConventions({ headers, maxBodyBytes, log }: ConventionsOptions) {
+  return new Elysia({ name: 'chatgate:http' })
+    .onRequest(function markRequest({ request, set }) {
+      startedAt.set(request, performance.now())
+      set.headers['x-request-id'] = requestIdFor(request.headers.get('x-request-id'))
+    })
+    .onParse({ as: 'global' }, function parseJson({ request, contentType }) {
+      return readJsonBody(request, contentType, maxBodyBytes)
+    })
+    .onAfterHandle({ as: 'global' }, function stampLatency({ request, set }) {
+      set.headers[headers.latency] = String(elapsedMs(request))
+    })
+    .onError({ as: 'global' }, function shapeError({ code, error, request, set }) {
+      const gatewayError = toGatewayError(code, error)
+      if (gatewayError.status >= 500 && !(error instanceof GatewayError)) {
+        log.error({ err: error, request_id: set.headers['x-request-id'], path: new URL(request.url).pathname }, 'unhandled error')
+      }
+      set.headers[headers.latency] = String(elapsedMs(request))
+      return errorResponse(gatewayError)
+    })
+}

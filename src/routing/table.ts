@@ -1,0 +1,99 @@
+import type { TierSettings, UpstreamSettings } from '../config/file'
+import type { StoredRouting } from '../config/sync'
+import { GatewayError } from '../errors'
+import { providerKinds } from '../providers'
+import type { Provider } from '../providers/types'
+
+export interface Tier extends TierSettings {
+  /** Whether this tier may use an alias (its `models` globs; none means all). */
+  allows(alias: string): boolean
+}
+
+export interface Target {
+  upstream: UpstreamSettings
+  provider: Provider
+  model: string
+  weight: number
+}
+
+/** The OpenAI model record served by /v1/models. */
+export interface ModelRecord {
+  id: string
+  object: 'model'
+  created: number
+  owned_by: string
+}
+
+export interface Alias {
+  name: string
+  strategy: 'fallback' | 'weighted'
+  targets: Target[]
+  model: ModelRecord
+}
+
+/** An immutable snapshot of tiers, aliases and ready providers; swapped whole on reload. */
+export interface RoutingTable {
+  tiers: ReadonlyMap<string, Tier>
+  /** The tier the first key gets: the first in config order. */
+  firstTier: string | null
+  aliases: ReadonlyMap<string, Alias>
+  models: ModelRecord[]
+  deadlineMs: number
+}
+
+export function globToRegExp(glob: string): RegExp {
+  const source = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replaceAll('*', '.*')
+    .replaceAll('?', '.')
+  return new RegExp(`^${source}$`)
+}
+
+export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, env: Readonly<Record<string, string | undefined>>): RoutingTable {
+  const tiers = new Map<string, Tier>()
+  for (const settings of stored.tiers) {
+    const patterns = settings.models?.map(globToRegExp) ?? null
+    tiers.set(settings.name, { ...settings, allows: (alias) => patterns === null || patterns.some((p) => p.test(alias)) })
+  }
+
+  const providers = new Map<string, { settings: UpstreamSettings; provider: Provider }>()
+  for (const settings of stored.upstreams) {
+    const kind = providerKinds.get(settings.kind)
+    if (!kind) {
+      throw new GatewayError(500, 'api_error', `upstream "${settings.name}" in the database has kind "${settings.kind}", which this build does not implement`)
+    }
+    providers.set(settings.name, { settings, provider: kind.create(settings, env) })
+  }
+
+  const aliases = new Map<string, Alias>()
+  for (const stored_ of stored.aliases) {
+    const targets = stored_.targets.map((target): Target => {
+      const entry = providers.get(target.upstream)
+      if (!entry) throw new GatewayError(500, 'api_error', `alias "${stored_.name}" points at unknown upstream "${target.upstream}"`)
+      return { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight }
+    })
+    const model: ModelRecord = {
+      id: stored_.name,
+      object: 'model',
+      created: Math.floor(stored_.createdAt / 1000),
+      owned_by: stored_.name.slice(0, stored_.name.indexOf('/')),
+    }
+    aliases.set(stored_.name, { name: stored_.name, strategy: stored_.strategy, targets, model })
+  }
+
+  return {
+    tiers,
+    firstTier: stored.tiers[0]?.name ?? null,
+    aliases,
+    models: [...aliases.values()].map((a) => a.model),
+    deadlineMs,
+  }
+}
+
+export function resolveAlias(table: RoutingTable, name: string): Alias {
+  const alias = table.aliases.get(name)
+  if (!alias) {
+    throw new GatewayError(404, 'not_found_error', `The model "${name}" does not exist. GET /v1/models lists the available models.`, 'model_not_found', 'model')
+  }
+  return alias
+}
