@@ -1,4 +1,4 @@
-import { Elysia, t } from 'elysia'
+import { Elysia } from 'elysia'
 import { defineRoute } from '../../../src/http/route'
 import { ErrorSchema, ModelSchema } from '../../../src/http/schemas'
 import { resolveAlias } from '../../../src/routing/table'
@@ -7,9 +7,8 @@ export default defineRoute((gateway) =>
   new Elysia().get(
     '',
     // `local/echo` arrives as two segments, or as one `local%2Fecho` from the OpenAI SDK's models.retrieve().
-    ({ params }) => resolveAlias(gateway.routing, decodeURIComponent(params['*'])).model,
+    ({ params }) => resolveAlias(gateway.routing, decodeURIComponent((params as Record<string, string>)['*'] ?? '')).model,
     {
-      params: t.Object({ '*': t.String({ description: '{prefix}/{name}, e.g. local/echo' }) }),
       response: { 200: ModelSchema, 404: ErrorSchema },
       detail: {
         tags: ['Models'],

@@ -1,0 +1,150 @@
+import { parseArgs } from 'node:util'
+import { tiers } from '../db/schema'
+import { createApiKey, findApiKey, keyView, listApiKeys, revokeApiKey } from './auth/keys'
+import { readEnv } from './config/env'
+import { loadGatewayConfig } from './config/file'
+import { syncConfig } from './config/sync'
+import { openStorage, type Storage } from './db'
+import { GatewayError } from './errors'
+import { queryUsage, utcDate } from './usage/recorder'
+
+const USAGE = `Usage: bun run cli <command> [options]
+
+Commands:
+  keys create --name NAME --tier TIER [--expires-in-days N] [--rpm N] [--tpm N]
+              [--max-concurrent N] [--monthly-token-quota N] [--daily-request-quota N] [--json]
+  keys list [--json]
+  keys revoke ID_OR_PREFIX [--json]
+  usage [--key ID_OR_PREFIX] [--days N] [--json]
+
+Reads the same environment as the server (GATEWAY_DB, GATEWAY_CONFIG) and works while it runs.`
+
+class UsageError extends Error {}
+
+function positiveInt(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive whole number, got "${value}"`)
+  return Number(value)
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]): string {
+  const cell = (value: unknown) => (value === null || value === undefined ? '-' : String(value))
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
+  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd()
+  return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n')
+}
+
+/** The CLI opens the database itself; on a database the server never started, it applies the config first. */
+function openForCli(): Storage {
+  const env = readEnv()
+  const storage = openStorage(env.dbPath)
+  if (storage.db.select({ name: tiers.name }).from(tiers).limit(1).all().length === 0) {
+    syncConfig(storage.db, loadGatewayConfig(env.configPath))
+  }
+  return storage
+}
+
+function run(argv: string[], out: (line: string) => void): void {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      tier: { type: 'string' },
+      'expires-in-days': { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      'max-concurrent': { type: 'string' },
+      'monthly-token-quota': { type: 'string' },
+      'daily-request-quota': { type: 'string' },
+      key: { type: 'string' },
+      days: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  })
+  const command = positionals.join(' ')
+  if (values.help || command === '') {
+    out(USAGE)
+    return
+  }
+  const json = values.json
+
+  if (positionals[0] === 'keys' && positionals[1] === 'create' && positionals.length === 2) {
+    if (!values.name) throw new UsageError('keys create needs --name NAME')
+    if (!values.tier) throw new UsageError('keys create needs --tier TIER')
+    const input = {
+      name: values.name,
+      tier: values.tier,
+      expiresInDays: positiveInt('expires-in-days', values['expires-in-days']),
+      requestsPerMinute: positiveInt('rpm', values.rpm),
+      tokensPerMinute: positiveInt('tpm', values.tpm),
+      maxConcurrent: positiveInt('max-concurrent', values['max-concurrent']),
+      monthlyTokenQuota: positiveInt('monthly-token-quota', values['monthly-token-quota']),
+      dailyRequestQuota: positiveInt('daily-request-quota', values['daily-request-quota']),
+    }
+    const storage = openForCli()
+    try {
+      const { record, key } = createApiKey(storage.db, input)
+      if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
+      else out(`Created key ${record.id} (${record.name}, tier ${record.tier}). It is shown only this once:\n${key}`)
+    } finally {
+      storage.close()
+    }
+    return
+  }
+
+  if (positionals[0] === 'keys' && positionals[1] === 'list' && positionals.length === 2) {
+    const storage = openForCli()
+    try {
+      const keys = listApiKeys(storage.db).map(keyView)
+      if (json) out(JSON.stringify(keys))
+      else out(keys.length === 0 ? 'No keys.' : table(keys, ['id', 'prefix', 'name', 'tier', 'created_at', 'expires_at', 'revoked_at', 'rpm', 'tpm', 'max_concurrent']))
+    } finally {
+      storage.close()
+    }
+    return
+  }
+
+  if (positionals[0] === 'keys' && positionals[1] === 'revoke' && positionals.length === 3) {
+    const storage = openForCli()
+    try {
+      const record = keyView(revokeApiKey(storage.db, positionals[2]!))
+      out(json ? JSON.stringify(record) : `Revoked key ${record.id} (${record.prefix}…) at ${record.revoked_at}.`)
+    } finally {
+      storage.close()
+    }
+    return
+  }
+
+  if (positionals[0] === 'usage' && positionals.length === 1) {
+    const days = positiveInt('days', values.days) ?? 1
+    const now = Date.now()
+    const storage = openForCli()
+    try {
+      const keyId = values.key === undefined ? undefined : findApiKey(storage.db, values.key).id
+      const report = queryUsage(storage.db, { keyId, from: utcDate(now - (days - 1) * 86_400_000), to: utcDate(now) })
+      if (json) out(JSON.stringify(report))
+      else {
+        const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens']
+        out(report.data.length === 0 ? 'No usage in that period.' : table(report.data as unknown as Record<string, unknown>[], columns))
+        const t = report.totals
+        out(`Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens`)
+      }
+    } finally {
+      storage.close()
+    }
+    return
+  }
+
+  throw new UsageError(`unknown command "${command}"; run "bun run cli --help"`)
+}
+
+try {
+  run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
+} catch (error) {
+  const message = error instanceof UsageError || error instanceof GatewayError ? error.message : (error as Error).message
+  process.stderr.write(`chatgate: ${message.split('\n')[0]}\n`)
+  process.exit(error instanceof UsageError ? 2 : 1)
+}
