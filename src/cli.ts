@@ -30,7 +30,11 @@ function positiveInt(name: string, value: string | undefined): number | undefine
 function table(rows: Record<string, unknown>[], columns: string[]): string {
   const cell = (value: unknown) => (value === null || value === undefined ? '-' : String(value))
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd()
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()
   return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n')
 }
 
@@ -100,7 +104,12 @@ function run(argv: string[], out: (line: string) => void): void {
     try {
       const keys = listApiKeys(storage.db).map(keyView)
       if (json) out(JSON.stringify(keys))
-      else out(keys.length === 0 ? 'No keys.' : table(keys, ['id', 'prefix', 'name', 'tier', 'created_at', 'expires_at', 'revoked_at', 'rpm', 'tpm', 'max_concurrent']))
+      else
+        out(
+          keys.length === 0
+            ? 'No keys.'
+            : table(keys, ['id', 'prefix', 'name', 'tier', 'created_at', 'expires_at', 'revoked_at', 'rpm', 'tpm', 'max_concurrent']),
+        )
     } finally {
       storage.close()
     }

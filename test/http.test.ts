@@ -184,7 +184,13 @@ targets = [{ upstream = "local", model = "echo" }]
         { role: 'developer', content: 'really' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
         { role: 'tool', content: 'result', tool_call_id: 'c1' },
-        { role: 'user', content: [{ type: 'text', text: 'part one ' }, { type: 'text', text: 'part two' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'part one ' },
+            { type: 'text', text: 'part two' },
+          ],
+        },
       ],
       temperature: 0,
     }
@@ -240,7 +246,11 @@ targets = [{ upstream = "local", model = "echo" }]
       'invalid_request_error',
     )
     expect(error.message).toContain('Malformed JSON')
-    await expectError(await gw.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: '' }), 400, 'invalid_request_error')
+    await expectError(
+      await gw.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: '' }),
+      400,
+      'invalid_request_error',
+    )
   })
 
   test('wrong content type: 415', async () => {
@@ -261,7 +271,11 @@ targets = [{ upstream = "local", model = "echo" }]
 
   test('body over the limit: 413, declared or streamed', async () => {
     const big = JSON.stringify(chatBody('x'.repeat(4096)))
-    await expectError(await gw.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: big }), 413, 'invalid_request_error')
+    await expectError(
+      await gw.request('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: big }),
+      413,
+      'invalid_request_error',
+    )
     const chunked = new ReadableStream({
       start(controller) {
         controller.enqueue(new TextEncoder().encode(big))
@@ -277,7 +291,12 @@ targets = [{ upstream = "local", model = "echo" }]
 
   test('unknown alias, including names without a slash: 404 model_not_found pointing at /v1/models', async () => {
     for (const model of ['nope/nothing', 'gpt-4o']) {
-      const error = await expectError(await gw.request('/v1/chat/completions', json(chatBody('x', { model }), auth())), 404, 'not_found_error', 'model_not_found')
+      const error = await expectError(
+        await gw.request('/v1/chat/completions', json(chatBody('x', { model }), auth())),
+        404,
+        'not_found_error',
+        'model_not_found',
+      )
       expect(error.message).toContain('/v1/models')
     }
   })
@@ -300,7 +319,10 @@ targets = [{ upstream = "local", model = "echo" }]
   })
 
   test('stream_options.include_usage adds the final usage chunk', async () => {
-    const response = await gw.request('/v1/chat/completions', json(chatBody('one two three', { stream: true, stream_options: { include_usage: true } }), auth()))
+    const response = await gw.request(
+      '/v1/chat/completions',
+      json(chatBody('one two three', { stream: true, stream_options: { include_usage: true } }), auth()),
+    )
     const events = (await response.text()).split('\n\n').filter(Boolean)
     const last = JSON.parse(events.at(-2)!.slice('data: '.length))
     expect(last.choices).toEqual([])

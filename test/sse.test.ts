@@ -1,0 +1,24 @@
+import { expect, test } from 'bun:test'
+import { readSseEvents } from '../src/providers/sse'
+
+const streamOf = (parts: string[]) =>
+  new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const part of parts) controller.enqueue(new TextEncoder().encode(part))
+      controller.close()
+    },
+  })
+
+test('events split across reads, CRLF endings, multi-line data and named events', async () => {
+  const events = []
+  for await (const event of readSseEvents(
+    streamOf(['data: {"a"', ':1}\n\nevent: message_start\r\ndata: x\r\n\r\n', ': comment\n\ndata: l1\ndata: l2\n\n', 'data: partial']),
+  )) {
+    events.push(event)
+  }
+  expect(events).toEqual([
+    { event: null, data: '{"a":1}' },
+    { event: 'message_start', data: 'x' },
+    { event: null, data: 'l1\nl2' },
+  ])
+})
