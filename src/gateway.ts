@@ -8,6 +8,7 @@ import { openStorage, type Storage } from './db'
 import { headerNames, type HeaderNames } from './http/headers'
 import { type Limiter, MemoryLimiter } from './limits/limiter'
 import type { Logger } from './log'
+import { CircuitBreakers } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import { UsageRecorder } from './usage/recorder'
 
@@ -22,6 +23,7 @@ export interface Gateway {
   routing: RoutingTable
   keys: KeyCache
   limiter: Limiter
+  circuits: CircuitBreakers
   usage: UsageRecorder
   headers: HeaderNames
   log: Logger
@@ -48,6 +50,7 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
       routing,
       keys: new KeyCache(storage.sqlite, storage.db),
       limiter: new MemoryLimiter(),
+      circuits: new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends')),
       usage: new UsageRecorder(storage.db),
       headers: headerNames(env.headerBrand),
       log,

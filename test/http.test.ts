@@ -41,7 +41,7 @@ describe('service routes', () => {
   test('GET /v1/models lists every alias in the OpenAI shape, without a key', async () => {
     const body = (await (await gw.request('/v1/models')).json()) as { object: string; data: { id: string; object: string; owned_by: string }[] }
     expect(body.object).toBe('list')
-    expect(body.data.map((m) => m.id)).toEqual(['local/echo', 'openai/fast', 'openai/smart'])
+    expect(body.data.map((m) => m.id)).toEqual(['local/echo', 'openai/fast', 'openai/smart', 'anthropic/fast', 'anthropic/smart'])
     expect(body.data[0]).toMatchObject({ id: 'local/echo', object: 'model', owned_by: 'local' })
   })
 

@@ -2,7 +2,8 @@ import type { Caller } from '../auth/authenticate'
 import { GatewayError } from '../errors'
 import type { Gateway } from '../gateway'
 import type { RateLimitState } from '../limits/limiter'
-import { clientClosed, type Dispatched, dispatch } from '../routing/dispatch'
+import type { UpstreamError } from '../providers/errors'
+import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
 import type { ChatCompletionChunk, ChatRequest, Usage } from './types'
 
@@ -26,6 +27,12 @@ export function setRateLimitHeaders(headers: ChatCall['headers'], state: RateLim
 
 const encoder = new TextEncoder()
 const DONE = encoder.encode('data: [DONE]\n\n')
+
+/** An upstream stream whose first chunk has arrived: until then, failover was still possible. */
+interface OpenedStream {
+  iterator: AsyncIterator<ChatCompletionChunk>
+  first: IteratorResult<ChatCompletionChunk>
+}
 
 /** Resolves the alias, applies the caller's tier and limits, and serves the completion from an upstream. */
 export async function completeChat(call: ChatCall): Promise<Response> {
@@ -53,29 +60,40 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       at: gateway.now(),
     })
   }
-  const options = {
+  const options: DispatchOptions = {
     clientSignal: call.clientSignal,
-    onAttempt: (target: Target, attempt: number) => {
+    circuits: gateway.circuits,
+    deadlineMs: routing.deadlineMs,
+    now: gateway.now,
+    onAttempt: (target, attempt) => {
       lastTarget = target
       call.headers[gateway.headers.model] = target.model
       call.headers[gateway.headers.upstream] = target.upstream.name
       call.headers[gateway.headers.attempts] = String(attempt)
     },
+    onFailure: (target, error) => logUpstreamFailure(gateway, target, error),
   }
   const upstreamRequest = (target: Target): ChatRequest => ({ ...request, model: target.model })
 
   try {
     if (request.stream === true) {
-      const dispatched = await dispatch(alias, options, (target, signal) => target.provider.stream(upstreamRequest(target), signal))
-      return streamResponse(call, alias, dispatched, {
-        finish: (usage, error) => {
-          record(dispatched.target, usage, error)
-          admission.release()
-        },
+      const opened = await dispatch(alias, options, async (target, attempt): Promise<OpenedStream> => {
+        const iterator = await target.provider.stream(upstreamRequest(target), attempt)
+        return { iterator, first: await iterator.next() }
+      })
+      return streamResponse(call, alias, opened, (usage, error) => {
+        record(opened.target, usage, error)
+        admission.release()
       })
     }
-    const { target, value: completion, scope } = await dispatch(alias, options, (target, signal) => target.provider.complete(upstreamRequest(target), signal))
+    const {
+      target,
+      value: completion,
+      scope,
+      settle,
+    } = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
     scope.end()
+    settle(true)
     completion.model = alias.name
     completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
     // Counted before the response leaves: a response the client received is always in usage.
@@ -89,25 +107,35 @@ export async function completeChat(call: ChatCall): Promise<Response> {
   }
 }
 
-interface StreamHooks {
-  /** Called exactly once: with the usage seen, and whether the stream failed or was abandoned. */
-  finish(usage: Usage | null, error: boolean): void
+function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamError): void {
+  const fields = { upstream: target.upstream.name, model: target.model, code: error.code, status: error.status }
+  if (error.code === 'upstream_auth_failed') {
+    // Our own credentials are wrong: every request to this upstream will fail until an operator acts.
+    gateway.log.error(
+      { ...fields, api_key_env: target.upstream.apiKeyEnv },
+      `upstream "${target.upstream.name}" rejected the gateway's API key: check the environment variable ${target.upstream.apiKeyEnv ?? '(none configured)'}`,
+    )
+  } else {
+    gateway.log.warn(fields, `upstream attempt failed: ${error.message}`)
+  }
 }
 
 /**
  * Relays upstream chunks as SSE events as they arrive, with `model` set to the alias. A failure
  * after the first byte cannot fail over any more: the caller gets an error event and no [DONE].
  */
-function streamResponse(call: ChatCall, alias: Alias, dispatched: Dispatched<AsyncIterator<ChatCompletionChunk>>, hooks: StreamHooks): Response {
-  const iterator = dispatched.value
+function streamResponse(call: ChatCall, alias: Alias, opened: Dispatched<OpenedStream>, onEnd: (usage: Usage | null, error: boolean) => void): Response {
+  const { iterator } = opened.value
+  let pending: IteratorResult<ChatCompletionChunk> | null = opened.value.first
   const includeUsage = call.request.stream_options?.include_usage === true
   let usage: Usage | null = null
   let finished = false
   const finish = (error: boolean) => {
     if (finished) return
     finished = true
-    dispatched.scope.end()
-    hooks.finish(usage, error)
+    opened.scope.end()
+    opened.settle(!error)
+    onEnd(usage, error)
   }
 
   const body = new ReadableStream<Uint8Array>({
@@ -115,8 +143,10 @@ function streamResponse(call: ChatCall, alias: Alias, dispatched: Dispatched<Asy
       for (;;) {
         let next: IteratorResult<ChatCompletionChunk>
         try {
-          next = await iterator.next()
+          next = pending ?? (await iterator.next())
+          pending = null
         } catch (error) {
+          if (finished) return
           finish(true)
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(failure.toBody())}\n\n`))
@@ -144,9 +174,9 @@ function streamResponse(call: ChatCall, alias: Alias, dispatched: Dispatched<Asy
     },
     async cancel() {
       // The caller disconnected: stop the upstream and count what happened.
-      dispatched.scope.abort(clientClosed())
+      opened.scope.abort(clientClosed())
       finish(true)
-      await iterator.return?.(clientClosed())
+      await iterator.return?.()
     },
   })
 

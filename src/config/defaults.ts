@@ -2,21 +2,24 @@ import type { ConfigFile } from './file'
 
 /**
  * What a newcomer gets with no config file: three tiers, the offline `local/echo` alias, and
- * OpenAI aliases that start working once OPENAI_API_KEY is set.
+ * OpenAI and Anthropic aliases that start working once OPENAI_API_KEY / ANTHROPIC_API_KEY is set.
  */
 export const DEFAULT_CONFIG: ConfigFile = {
   tiers: {
-    free: { requests_per_minute: 20, tokens_per_minute: 20_000, max_concurrent: 4, models: ['local/*', 'openai/fast'] },
+    free: { requests_per_minute: 20, tokens_per_minute: 20_000, max_concurrent: 4, models: ['local/*', 'openai/fast', 'anthropic/fast'] },
     standard: { requests_per_minute: 60, tokens_per_minute: 200_000, max_concurrent: 8 },
     pro: { requests_per_minute: 600, tokens_per_minute: 2_000_000, max_concurrent: 32 },
   },
   upstreams: {
     local: { kind: 'mock' },
     openai: { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY' },
+    anthropic: { kind: 'anthropic', base_url: 'https://api.anthropic.com/v1', api_key_env: 'ANTHROPIC_API_KEY' },
   },
   aliases: {
     'local/echo': { targets: [{ upstream: 'local', model: 'echo' }] },
     'openai/fast': { targets: [{ upstream: 'openai', model: 'gpt-4o-mini' }] },
     'openai/smart': { targets: [{ upstream: 'openai', model: 'gpt-4o' }] },
+    'anthropic/fast': { targets: [{ upstream: 'anthropic', model: 'claude-haiku-4-5' }] },
+    'anthropic/smart': { targets: [{ upstream: 'anthropic', model: 'claude-sonnet-4-5' }] },
   },
 }

@@ -67,8 +67,9 @@ export function upstreamHttpError(upstream: string, status: number, headers: Hea
   const message = upstreamMessage(body)
   const wait = retryAfterMs(headers)
   if (status === 401) {
-    // Our credentials for the upstream are wrong: the caller cannot fix that, so it is our 502.
-    return new UpstreamError(502, 'upstream_error', `Upstream "${upstream}" rejected the gateway's credentials`, 'other', 'upstream_auth_failed')
+    // Our credentials for the upstream are wrong: the caller cannot fix that, so it is our 502. Like
+    // any other upstream 4xx it is neither retried nor failed over.
+    return new UpstreamError(502, 'upstream_error', `Upstream "${upstream}" rejected the gateway's credentials`, 'none', 'upstream_auth_failed')
   }
   if (status === 429) {
     const retryHeaders = wait !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) } : undefined

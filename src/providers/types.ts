@@ -1,15 +1,23 @@
 import type { UpstreamSettings } from '../config/file'
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types'
 
+/** What a provider gets for one attempt. */
+export interface AttemptContext {
+  /** Aborted on the caller's disconnect or the attempt's timeouts, with the reason as a GatewayError. */
+  signal: AbortSignal
+  /** Call when the upstream's response headers arrive: it ends the connect timeout. */
+  responded(): void
+}
+
 /** One upstream, ready to serve. Requests arrive with `model` already set to the upstream's model. */
 export interface Provider {
-  complete(request: ChatRequest, signal: AbortSignal): Promise<ChatCompletion>
+  complete(request: ChatRequest, attempt: AttemptContext): Promise<ChatCompletion>
   /**
-   * Resolves once the upstream has accepted the request (status and headers seen), so failures
-   * before the first byte can still fail over. The iterator throws an UpstreamError if the stream
-   * breaks, and always ends with a chunk carrying `usage` when the upstream reports it.
+   * Resolves once the upstream has accepted the request (status and headers seen). The iterator
+   * yields OpenAI chunks, throws an UpstreamError if the stream breaks, and ends with a chunk
+   * carrying `usage` when the upstream reports it.
    */
-  stream(request: ChatRequest, signal: AbortSignal): Promise<AsyncIterator<ChatCompletionChunk>>
+  stream(request: ChatRequest, attempt: AttemptContext): Promise<AsyncIterator<ChatCompletionChunk>>
 }
 
 /** An upstream kind: what `kind = "..."` in the config names. One folder per kind under providers/. */

@@ -1,33 +1,74 @@
 import { GatewayError } from '../errors'
 import { UpstreamError, UpstreamTimeoutError } from '../providers/errors'
+import type { AttemptContext } from '../providers/types'
+import type { CircuitBreakers } from './circuit'
 import type { Alias, Target } from './table'
 
 /** The caller went away: nothing more is owed to it. */
 export const clientClosed = () => new GatewayError(499, 'api_error', 'Client closed the request', 'client_closed')
 
-/** One attempt's abort signal, fired by the caller's disconnect or the attempt's timeout. */
-export interface AttemptScope {
-  signal: AbortSignal
-  /** Stops the attempt's timer; call once the attempt's response is fully read or has failed. */
+/** One attempt's lifetime: its abort signal (caller disconnect, connect and overall timeouts). */
+export interface AttemptScope extends AttemptContext {
+  /** Stops the attempt's timers; call once the attempt's response is fully read or has failed. */
   end(): void
-  /** Aborts the upstream request (the caller is gone). */
+  /** Aborts the upstream request. */
   abort(reason: GatewayError): void
 }
 
-function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: number): AttemptScope {
+function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: number, connectTimeoutMs: number): AttemptScope {
   const controller = new AbortController()
+  const name = target.upstream.name
   const onClientAbort = () => controller.abort(clientClosed())
   if (clientSignal.aborted) onClientAbort()
   else clientSignal.addEventListener('abort', onClientAbort, { once: true })
-  const timer = setTimeout(() => controller.abort(new UpstreamTimeoutError(target.upstream.name, `no complete answer within ${timeoutMs} ms`)), timeoutMs)
+  const overall = setTimeout(() => controller.abort(new UpstreamTimeoutError(name, `no complete answer within ${timeoutMs} ms`)), timeoutMs)
+  let connect: Timer | null =
+    connectTimeoutMs < timeoutMs
+      ? setTimeout(() => controller.abort(new UpstreamTimeoutError(name, `no response within ${connectTimeoutMs} ms`)), connectTimeoutMs)
+      : null
+  const responded = () => {
+    if (connect) clearTimeout(connect)
+    connect = null
+  }
   return {
     signal: controller.signal,
+    responded,
     end() {
-      clearTimeout(timer)
+      responded()
+      clearTimeout(overall)
       clientSignal.removeEventListener('abort', onClientAbort)
     },
     abort: (reason) => controller.abort(reason),
   }
+}
+
+/** Targets in the order to try them: as configured, or for `weighted` a weighted draw without replacement. */
+export function orderTargets(alias: Alias, random: () => number = Math.random): Target[] {
+  if (alias.strategy !== 'weighted') return alias.targets
+  const pool = alias.targets.filter((t) => t.weight > 0)
+  const ordered: Target[] = []
+  while (pool.length > 0) {
+    let pick = random() * pool.reduce((sum, t) => sum + t.weight, 0)
+    let index = 0
+    while (index < pool.length - 1 && pick >= pool[index]!.weight) pick -= pool[index++]!.weight
+    ordered.push(...pool.splice(index, 1))
+  }
+  // Weight 0 keeps a target as a last resort only.
+  return ordered.concat(alias.targets.filter((t) => t.weight === 0))
+}
+
+export const targetKey = (target: Target): string => `${target.upstream.name}/${target.model}`
+
+const BACKOFF_BASE_MS = 100
+const BACKOFF_CAP_MS = 5_000
+/** An upstream's retry-after longer than this is not waited for: another target is tried instead. */
+const MAX_HONOURED_RETRY_AFTER_MS = 10_000
+
+/** Exponential backoff with jitter (half fixed, half random), or the upstream's own short retry-after. */
+export function backoffMs(retry: number, error: UpstreamError, random: () => number = Math.random): number {
+  if (error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_HONOURED_RETRY_AFTER_MS) return error.retryAfterMs
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry)
+  return ceiling / 2 + random() * (ceiling / 2)
 }
 
 export interface Dispatched<T> {
@@ -35,35 +76,121 @@ export interface Dispatched<T> {
   value: T
   attempts: number
   scope: AttemptScope
+  /** Tell the breaker how the attempt finally went, once its response has been fully relayed. */
+  settle(ok: boolean): void
 }
 
 export interface DispatchOptions {
   clientSignal: AbortSignal
+  circuits: CircuitBreakers
+  deadlineMs: number
+  now: () => number
+  random?: () => number
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>
   /** Called as each attempt starts, so response headers name the target that was tried last. */
   onAttempt(target: Target, attempt: number): void
+  /** Called for every failed attempt (for logs and metrics). */
+  onFailure?(target: Target, error: UpstreamError): void
 }
 
+const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason)
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+
 /**
- * Runs `call` against the alias's targets in order until one succeeds. A failure whose scope is
- * `none` (the request itself is bad) ends the search at once; the caller's disconnect too.
+ * Serves a request from an alias's targets: skips targets whose circuit is open, retries the same
+ * target with backoff on retryable failures (up to its `max_retries`), then fails over to the next;
+ * all within one deadline. A failure whose scope is `none` (the request itself is bad) ends the
+ * search at once, and so does the caller's disconnect.
  */
-export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: (target: Target, signal: AbortSignal) => Promise<T>): Promise<Dispatched<T>> {
-  let lastError: GatewayError | undefined
+export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: (target: Target, attempt: AttemptScope) => Promise<T>): Promise<Dispatched<T>> {
+  const { circuits, now } = options
+  const random = options.random ?? Math.random
+  const sleep = options.sleep ?? abortableSleep
+  const deadline = now() + options.deadlineMs
+  let lastError: UpstreamError | undefined
   let attempts = 0
-  for (const target of alias.targets) {
-    attempts++
-    options.onAttempt(target, attempts)
-    const scope = startAttempt(target, options.clientSignal, target.upstream.timeoutMs)
-    try {
-      const value = await call(target, scope.signal)
-      return { target, value, attempts, scope }
-    } catch (error) {
-      scope.end()
-      if (options.clientSignal.aborted) throw clientClosed()
-      if (!(error instanceof UpstreamError)) throw error
-      if (error.retry === 'none') throw error
-      lastError = error
+  let skippedMs: number | null = null
+
+  for (const target of orderTargets(alias, random)) {
+    const key = targetKey(target)
+    const settings = target.upstream
+    if (!circuits.tryAcquire(key, settings, now())) {
+      const wait = circuits.retryInMs(key, settings, now())
+      skippedMs = skippedMs === null ? wait : Math.min(skippedMs, wait)
+      continue
+    }
+    for (let retry = 0; retry <= settings.maxRetries; retry++) {
+      const remaining = deadline - now()
+      if (remaining <= 0) {
+        circuits.abandon(key)
+        throw new UpstreamTimeoutError(target.upstream.name, `the request's ${options.deadlineMs} ms deadline passed`)
+      }
+      attempts++
+      options.onAttempt(target, attempts)
+      const scope = startAttempt(target, options.clientSignal, Math.min(settings.timeoutMs, remaining), settings.connectTimeoutMs)
+      try {
+        const value = await call(target, scope)
+        let settled = false
+        const settle = (ok: boolean) => {
+          if (settled) return
+          settled = true
+          if (ok) circuits.success(key)
+          else circuits.failure(key, settings, now())
+        }
+        return { target, value, attempts, scope, settle }
+      } catch (error) {
+        scope.end()
+        if (options.clientSignal.aborted) {
+          circuits.abandon(key)
+          throw clientClosed()
+        }
+        if (!(error instanceof UpstreamError)) {
+          circuits.abandon(key)
+          throw error
+        }
+        options.onFailure?.(target, error)
+        if (error.retry === 'none') {
+          // The upstream answered, sanely, that the request is bad: the target itself is healthy.
+          circuits.success(key)
+          throw error
+        }
+        circuits.failure(key, settings, now())
+        lastError = error
+        if (error.retry === 'other' || retry === settings.maxRetries) break
+        if (!circuits.tryAcquire(key, settings, now())) break
+        const wait = backoffMs(retry, error, random)
+        if (now() + wait >= deadline) break
+        try {
+          await sleep(wait, options.clientSignal)
+        } catch {
+          circuits.abandon(key)
+          throw clientClosed()
+        }
+      }
     }
   }
-  throw lastError ?? new GatewayError(503, 'overloaded_error', `No target can serve "${alias.name}"`)
+
+  if (lastError) throw lastError
+  const retryAfter = Math.max(1, Math.ceil((skippedMs ?? 1000) / 1000))
+  throw new GatewayError(
+    503,
+    'overloaded_error',
+    `Every target of "${alias.name}" is unavailable (circuit open); retry in ${retryAfter} s`,
+    'circuit_open',
+    undefined,
+    {
+      'retry-after': String(retryAfter),
+    },
+  )
 }

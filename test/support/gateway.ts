@@ -25,6 +25,8 @@ export interface InProcessGateway {
   app: Awaited<ReturnType<typeof createApp>>
   key: string
   request(path: string, init?: RequestInit): Promise<Response>
+  /** Serves the app on a real socket (127.0.0.1, free port) in this process; returns its base URL. */
+  listen(): string
   close(): void
 }
 
@@ -35,12 +37,20 @@ export async function inProcessGateway(options: { env?: Record<string, string>; 
   const key = ensureFirstKey(gateway)
   if (key === null) throw new Error('expected a first key')
   const app = await createApp(gateway)
+  let server: ReturnType<typeof Bun.serve> | null = null
   return {
     gateway,
     app,
     key,
     request: (path, init) => app.handle(new Request(`http://localhost${path}`, init)),
-    close: () => gateway.storage.close(),
+    listen() {
+      server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: app.fetch })
+      return `http://127.0.0.1:${server.port}`
+    },
+    close() {
+      void server?.stop(true)
+      gateway.storage.close()
+    },
   }
 }
 

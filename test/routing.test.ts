@@ -1,0 +1,409 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { orderTargets } from '../src/routing/dispatch'
+import type { Alias, Target } from '../src/routing/table'
+import { queryUsage, utcDate } from '../src/usage/recorder'
+import { type FaultServer, faultServer } from './support/faults'
+import { inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
+
+const TIER = `
+[tiers.t]
+requests_per_minute = 100000
+tokens_per_minute = 100000000
+max_concurrent = 1000
+`
+
+let faults: FaultServer
+let tag = 0
+/** A unique content for a fault mode, so attempts can be counted per test. */
+const mode = (m: string) => `${m}#${++tag}`
+
+beforeAll(() => {
+  faults = faultServer()
+})
+afterAll(() => faults.stop())
+
+/** An in-process gateway whose alias `f/x` points at the fault server with the given upstream settings. */
+async function gatewayWith(upstreamSettings: string, extra = ''): Promise<InProcessGateway & { dispose(): void }> {
+  const dir = tempDir()
+  const config = writeConfig(
+    dir.path,
+    `${TIER}
+[upstreams.faulty]
+kind = "openai"
+base_url = "${faults.url}"
+${upstreamSettings}
+
+[upstreams.good]
+kind = "mock"
+
+[aliases."f/x"]
+targets = [{ upstream = "faulty", model = "fm" }]
+${extra}`,
+  )
+  const gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config } })
+  return Object.assign(gw, {
+    dispose() {
+      gw.close()
+      dir[Symbol.dispose]()
+    },
+  })
+}
+
+const chat = (gw: InProcessGateway, content: string, extra: Record<string, unknown> = {}, model = 'f/x') =>
+  gw.request('/v1/chat/completions', json({ model, messages: [{ role: 'user', content }], ...extra }, { authorization: `Bearer ${gw.key}` }))
+
+const errorOf = async (response: Response) => ((await response.json()) as { error: { message: string; type: string; code?: string } }).error
+
+const todayUsage = (gw: InProcessGateway) => queryUsage(gw.gateway.storage.db, { from: utcDate(Date.now()), to: utcDate(Date.now()) }).totals
+
+async function sseEvents(response: Response): Promise<string[]> {
+  return (await response.text()).split('\n\n').filter(Boolean)
+}
+
+describe('retries and failure modes (non-streaming)', () => {
+  let gw: Awaited<ReturnType<typeof gatewayWith>>
+  beforeAll(async () => {
+    // High threshold: these tests are about retries, not the breaker.
+    gw = await gatewayWith('max_retries = 2\ntimeout_ms = 400\nconnect_timeout_ms = 200\nfailure_threshold = 1000')
+  })
+  afterAll(() => gw.dispose())
+
+  test('500: retried max_retries times, then 502 upstream_error; usage counts one request, one error', async () => {
+    const before = todayUsage(gw)
+    const content = mode('500')
+    const response = await chat(gw, content)
+    expect(response.status).toBe(502)
+    expect(await errorOf(response)).toMatchObject({ type: 'upstream_error', code: 'upstream_http_error' })
+    expect(response.headers.get('x-svc-attempts')).toBe('3')
+    expect(response.headers.get('x-svc-upstream')).toBe('faulty')
+    expect(faults.hits.get(content)).toBe(3)
+    const after = todayUsage(gw)
+    expect(after.requests - before.requests).toBe(1)
+    expect(after.errors - before.errors).toBe(1)
+  })
+
+  test('a flaky upstream that recovers within max_retries serves the request', async () => {
+    const content = mode('flaky:2')
+    const response = await chat(gw, content)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-svc-attempts')).toBe('3')
+    expect(faults.hits.get(content)).toBe(3)
+  })
+
+  test('429 with retry-after-ms: waits as told, then 429 upstream_rate_limited with Retry-After', async () => {
+    const content = mode('429:60')
+    const started = performance.now()
+    const response = await chat(gw, content)
+    expect(response.status).toBe(429)
+    expect(await errorOf(response)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' })
+    expect(response.headers.get('retry-after')).toBe('1')
+    expect(faults.hits.get(content)).toBe(3)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(110)
+  })
+
+  test('hang forever: 504 timeout_error after timeout_ms, and the upstream request is aborted', async () => {
+    const content = mode('hang')
+    const started = performance.now()
+    const response = await chat(gw, content)
+    expect(response.status).toBe(504)
+    expect(await errorOf(response)).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' })
+    // connect_timeout_ms (200) cuts each of the 3 attempts, plus backoff.
+    expect(performance.now() - started).toBeLessThan(2000)
+    await Bun.sleep(50)
+    expect(faults.aborted.filter((c) => c === content).length).toBe(3)
+  })
+
+  test('slow first byte beyond connect_timeout_ms: 504', async () => {
+    const content = mode('slow-first-byte:350')
+    const response = await chat(gw, content)
+    expect(response.status).toBe(504)
+    expect((await errorOf(response)).message).toContain('no response within 200 ms')
+  })
+
+  test('a body that drips slower than timeout_ms: 504', async () => {
+    const content = mode('drip:40')
+    const response = await chat(gw, content)
+    expect(response.status).toBe(504)
+    expect((await errorOf(response)).message).toContain('no complete answer within 400 ms')
+  })
+
+  test('socket dropped mid-body: 502 upstream_connection_error after retries', async () => {
+    const content = mode('reset-body')
+    const response = await chat(gw, content)
+    expect(response.status).toBe(502)
+    expect(await errorOf(response)).toMatchObject({ type: 'upstream_error', code: 'upstream_connection_error' })
+    expect(faults.hits.get(content)).toBe(3)
+  })
+
+  test('invalid JSON, an HTML page, the wrong content type: 502 upstream_invalid_response', async () => {
+    for (const m of ['invalid-json', 'html', 'wrong-content-type']) {
+      const response = await chat(gw, mode(m))
+      expect(response.status).toBe(502)
+      expect(await errorOf(response)).toMatchObject({ type: 'upstream_error', code: 'upstream_invalid_response' })
+    }
+  })
+
+  test('an HTML error page with a 5xx: 502 with a readable excerpt, not the markup', async () => {
+    const response = await chat(gw, mode('503-html'))
+    expect(response.status).toBe(502)
+    const error = await errorOf(response)
+    expect(error.message).toContain('503 Service Unavailable')
+    expect(error.message).not.toContain('<h1>')
+  })
+
+  test("upstream 400: the caller gets the upstream's status and message, not retried", async () => {
+    const content = mode('400')
+    const response = await chat(gw, content)
+    expect(response.status).toBe(400)
+    expect(await errorOf(response)).toMatchObject({ type: 'invalid_request_error', message: 'context_length_exceeded: too many tokens' })
+    expect(faults.hits.get(content)).toBe(1)
+    expect(response.headers.get('x-svc-attempts')).toBe('1')
+  })
+
+  test('upstream 401: 502 upstream_auth_failed, not retried, the upstream message not relayed, logged loudly', async () => {
+    const lines: string[] = []
+    const original = gw.gateway.log.error.bind(gw.gateway.log)
+    gw.gateway.log.error = ((fields: unknown, message?: string) => {
+      lines.push(JSON.stringify({ fields, message }))
+      return original(fields as object, message)
+    }) as typeof gw.gateway.log.error
+    const content = mode('401')
+    const response = await chat(gw, content)
+    gw.gateway.log.error = original
+    expect(response.status).toBe(502)
+    const error = await errorOf(response)
+    expect(error).toMatchObject({ type: 'upstream_error', code: 'upstream_auth_failed' })
+    expect(error.message).not.toContain('sk-upstr')
+    expect(faults.hits.get(content)).toBe(1)
+    expect(lines.some((l) => l.includes('rejected the gateway') && l.includes('faulty'))).toBe(true)
+  })
+})
+
+describe('streams', () => {
+  let gw: Awaited<ReturnType<typeof gatewayWith>>
+  beforeAll(async () => {
+    gw = await gatewayWith(
+      'max_retries = 0\ntimeout_ms = 400\nfailure_threshold = 1000',
+      `
+[aliases."f/backed"]
+targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "echo" }]
+`,
+    )
+  })
+  afterAll(() => gw.dispose())
+
+  test('the upstream requested usage even though the caller did not; the usage chunk is stripped', async () => {
+    const response = await chat(gw, mode('ok'), { stream: true })
+    const events = await sseEvents(response)
+    expect(events.at(-1)).toBe('data: [DONE]')
+    expect(events.some((e) => e.includes('"usage"'))).toBe(false)
+    expect(faults.lastBody()?.stream_options).toEqual({ include_usage: true })
+    // The usage it reported is still counted.
+    expect(todayUsage(gw).completion_tokens).toBeGreaterThanOrEqual(1)
+  })
+
+  test('cut after 3 chunks: the 3 chunks, then an error event, no [DONE]; usage counts an error', async () => {
+    const before = todayUsage(gw)
+    const response = await chat(gw, mode('reset-stream:3'), { stream: true })
+    expect(response.status).toBe(200)
+    const events = await sseEvents(response)
+    expect(events).toHaveLength(4)
+    expect(events.some((e) => e.includes('[DONE]'))).toBe(false)
+    const error = JSON.parse(events[3]!.slice('data: '.length)) as { error: { type: string; code: string } }
+    expect(error.error).toMatchObject({ type: 'upstream_error', code: 'upstream_connection_error' })
+    const after = todayUsage(gw)
+    expect(after.requests - before.requests).toBe(1)
+    expect(after.errors - before.errors).toBe(1)
+  })
+
+  test('a stream that drips past timeout_ms ends with a timeout_error event', async () => {
+    const response = await chat(gw, mode('drip:60'), { stream: true })
+    expect(response.status).toBe(200)
+    const events = await sseEvents(response)
+    const last = JSON.parse(events.at(-1)!.slice('data: '.length)) as { error: { type: string } }
+    expect(last.error.type).toBe('timeout_error')
+    expect(events.some((e) => e.includes('[DONE]'))).toBe(false)
+  })
+
+  test('failure before the first byte fails over to the next target', async () => {
+    const response = await chat(gw, mode('500'), { stream: true }, 'f/backed')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-svc-upstream')).toBe('good')
+    expect(response.headers.get('x-svc-attempts')).toBe('2')
+    const events = await sseEvents(response)
+    expect(events.at(-1)).toBe('data: [DONE]')
+  })
+
+  test('the official openai client never sees a cut stream as a normal completion', async () => {
+    const url = gw.listen()
+    const client = new OpenAI({ apiKey: gw.key, baseURL: `${url}/v1`, maxRetries: 0 })
+    const stream = await client.chat.completions.create({ model: 'f/x', messages: [{ role: 'user', content: mode('reset-stream:3') }], stream: true })
+    const pieces: string[] = []
+    let failure: unknown = null
+    try {
+      for await (const chunk of stream) pieces.push(chunk.choices[0]?.delta?.content ?? '')
+    } catch (error) {
+      failure = error
+    }
+    expect(pieces.join('')).toBe('c0 c1 c2 ')
+    expect(failure).toBeInstanceOf(OpenAI.APIError)
+  })
+
+  test("the caller's disconnect aborts the upstream request and is counted as an error", async () => {
+    const url = gw.listen()
+    const before = todayUsage(gw)
+    const content = mode('hold-stream')
+    const controller = new AbortController()
+    const response = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` },
+      body: JSON.stringify({ model: 'f/x', stream: true, messages: [{ role: 'user', content }] }),
+      signal: controller.signal,
+    })
+    const reader = response.body!.getReader()
+    const first = new TextDecoder().decode((await reader.read()).value)
+    expect(first).toContain('first ')
+    controller.abort()
+    const deadline = performance.now() + 2000
+    while (!faults.aborted.includes(content) && performance.now() < deadline) await Bun.sleep(10)
+    expect(faults.aborted).toContain(content)
+    await Bun.sleep(20)
+    const after = todayUsage(gw)
+    expect(after.requests - before.requests).toBe(1)
+    expect(after.errors - before.errors).toBe(1)
+  })
+})
+
+describe('fallback, deadline and circuit breaking', () => {
+  test('a dead target (connection refused) fails over to the next one', async () => {
+    const gw = await gatewayWith(
+      'max_retries = 0',
+      `
+[upstreams.dead]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+max_retries = 1
+
+[aliases."f/fallback"]
+targets = [{ upstream = "dead", model = "d1" }, { upstream = "good", model = "echo" }]
+`,
+    )
+    try {
+      const response = await chat(gw, 'hello', {}, 'f/fallback')
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-svc-upstream')).toBe('good')
+      expect(response.headers.get('x-svc-model')).toBe('echo')
+      // Two attempts on the dead target (1 + max_retries), then the good one.
+      expect(response.headers.get('x-svc-attempts')).toBe('3')
+    } finally {
+      gw.dispose()
+    }
+  })
+
+  test('the request deadline bounds all attempts together', async () => {
+    const gw = await gatewayWith('max_retries = 5\ntimeout_ms = 5000\nconnect_timeout_ms = 5000', '[routing]\ndeadline_ms = 300\n')
+    try {
+      const started = performance.now()
+      const response = await chat(gw, mode('hang'))
+      expect(response.status).toBe(504)
+      expect(performance.now() - started).toBeLessThan(1000)
+    } finally {
+      gw.dispose()
+    }
+  })
+
+  test('after failure_threshold failures the circuit opens: 503 overloaded_error with Retry-After, upstream untouched; one probe closes it', async () => {
+    const gw = await gatewayWith('max_retries = 0\nfailure_threshold = 2\ncooldown_ms = 300')
+    try {
+      for (let i = 0; i < 2; i++) expect((await chat(gw, mode('500'))).status).toBe(502)
+      const content = mode('ok')
+      const refused = await chat(gw, content)
+      expect(refused.status).toBe(503)
+      expect(await errorOf(refused)).toMatchObject({ type: 'overloaded_error', code: 'circuit_open' })
+      expect(refused.headers.get('retry-after')).toBe('1')
+      expect(faults.hits.get(content)).toBeUndefined()
+      expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 2, cooldownMs: 300 }, Date.now())).toBe('open')
+
+      await Bun.sleep(320)
+      // Half-open: the probe succeeds and closes the circuit.
+      expect((await chat(gw, content)).status).toBe(200)
+      expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 2, cooldownMs: 300 }, Date.now())).toBe('closed')
+      expect((await chat(gw, mode('ok'))).status).toBe(200)
+    } finally {
+      gw.dispose()
+    }
+  })
+
+  test('a failed probe opens the circuit again at once', async () => {
+    const gw = await gatewayWith('max_retries = 0\nfailure_threshold = 3\ncooldown_ms = 200')
+    try {
+      for (let i = 0; i < 3; i++) await chat(gw, mode('500'))
+      await Bun.sleep(220)
+      expect((await chat(gw, mode('500'))).status).toBe(502)
+      expect((await chat(gw, mode('ok'))).status).toBe(503)
+    } finally {
+      gw.dispose()
+    }
+  })
+
+  test('an open circuit fails over to the next target', async () => {
+    const gw = await gatewayWith(
+      'max_retries = 0\nfailure_threshold = 1\ncooldown_ms = 5000',
+      `
+[aliases."f/backed"]
+targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "echo" }]
+`,
+    )
+    try {
+      expect((await chat(gw, mode('500'))).status).toBe(502)
+      const content = mode('ok')
+      const response = await chat(gw, content, {}, 'f/backed')
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-svc-upstream')).toBe('good')
+      expect(response.headers.get('x-svc-attempts')).toBe('1')
+      expect(faults.hits.get(content)).toBeUndefined()
+    } finally {
+      gw.dispose()
+    }
+  })
+})
+
+describe('weighted strategy', () => {
+  const target = (name: string, weight: number) => ({ upstream: { name }, model: name, weight }) as unknown as Target
+  const alias = (targets: Target[]): Alias => ({ name: 'w/x', strategy: 'weighted', targets, model: {} as Alias['model'] })
+
+  test('draws by weight without replacement; weight 0 only as the last resort', () => {
+    const a = alias([target('a', 3), target('b', 1), target('z', 0)])
+    expect(orderTargets(a, () => 0).map((t) => t.model)).toEqual(['a', 'b', 'z'])
+    expect(orderTargets(a, () => 0.74).map((t) => t.model)).toEqual(['a', 'b', 'z'])
+    expect(orderTargets(a, () => 0.76).map((t) => t.model)).toEqual(['b', 'a', 'z'])
+  })
+
+  test('traffic splits by weight through the gateway', async () => {
+    const gw = await gatewayWith(
+      '',
+      `
+[upstreams.good2]
+kind = "mock"
+
+[aliases."w/split"]
+strategy = "weighted"
+targets = [{ upstream = "good", model = "echo", weight = 3 }, { upstream = "good2", model = "echo", weight = 1 }]
+`,
+    )
+    try {
+      const counts: Record<string, number> = {}
+      for (let i = 0; i < 400; i++) {
+        const upstream = (await chat(gw, 'x', {}, 'w/split')).headers.get('x-svc-upstream')!
+        counts[upstream] = (counts[upstream] ?? 0) + 1
+      }
+      // Expected 300 / 100; a binomial 400 x 0.75 stays within 300 +- 45 with overwhelming probability.
+      expect(counts.good).toBeGreaterThan(255)
+      expect(counts.good).toBeLessThan(345)
+      expect(counts.good! + counts.good2!).toBe(400)
+    } finally {
+      gw.dispose()
+    }
+  })
+})
