@@ -250,6 +250,24 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     expect(failure).toBeInstanceOf(OpenAI.APIError)
   })
 
+  test("a non-streaming caller's disconnect aborts the upstream request too", async () => {
+    const url = gw.listen()
+    const content = mode('hang')
+    const controller = new AbortController()
+    const pending = fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` },
+      body: JSON.stringify({ model: 'f/x', messages: [{ role: 'user', content }] }),
+      signal: controller.signal,
+    }).catch(() => 'aborted')
+    while (!faults.hits.has(content)) await Bun.sleep(5)
+    controller.abort()
+    expect(await pending).toBe('aborted')
+    const deadline = performance.now() + 2000
+    while (!faults.aborted.includes(content) && performance.now() < deadline) await Bun.sleep(10)
+    expect(faults.aborted).toContain(content)
+  })
+
   test("the caller's disconnect aborts the upstream request and is counted as an error", async () => {
     const url = gw.listen()
     const before = todayUsage(gw)
@@ -273,6 +291,51 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     expect(after.requests - before.requests).toBe(1)
     expect(after.errors - before.errors).toBe(1)
   })
+})
+
+describe('every fault mode: status, type, attempts, circuit and usage', () => {
+  // One attempt per request (max_retries = 0) and a breaker that opens on the first failure, so each
+  // row shows exactly what one failure of that kind does.
+  const rows: [mode: string, stream: boolean, status: number, type: string, circuit: 'open' | 'closed'][] = [
+    ['500', false, 502, 'upstream_error', 'open'],
+    ['429:20', false, 429, 'rate_limit_error', 'open'],
+    ['hang', false, 504, 'timeout_error', 'open'],
+    ['slow-first-byte:400', false, 504, 'timeout_error', 'open'],
+    ['drip:50', false, 504, 'timeout_error', 'open'],
+    ['reset-body', false, 502, 'upstream_error', 'open'],
+    ['invalid-json', false, 502, 'upstream_error', 'open'],
+    ['503-html', false, 502, 'upstream_error', 'open'],
+    ['html', false, 502, 'upstream_error', 'open'],
+    ['wrong-content-type', false, 502, 'upstream_error', 'open'],
+    ['400', false, 400, 'invalid_request_error', 'closed'],
+    ['401', false, 502, 'upstream_error', 'closed'],
+    ['reset-stream:0', true, 502, 'upstream_error', 'open'],
+    ['reset-stream:3', true, 200, 'upstream_error', 'open'],
+    ['drip:50', true, 200, 'timeout_error', 'open'],
+  ]
+  for (const [m, stream, status, type, circuit] of rows) {
+    test(`${m}${stream ? ' (stream)' : ''}: ${status} ${type}, circuit ${circuit}`, async () => {
+      const gw = await gatewayWith('max_retries = 0\ntimeout_ms = 300\nconnect_timeout_ms = 150\nfailure_threshold = 1\ncooldown_ms = 60000')
+      try {
+        const content = mode(m)
+        const response = await chat(gw, content, stream ? { stream: true } : {})
+        expect(response.status).toBe(status)
+        expect(response.headers.get('x-svc-attempts')).toBe('1')
+        expect(response.headers.get('x-svc-upstream')).toBe('faulty')
+        expect(response.headers.get('x-svc-model')).toBe('fm')
+        const error =
+          status === 200
+            ? (JSON.parse((await sseEvents(response)).at(-1)!.slice('data: '.length)) as { error: { type: string } }).error
+            : await errorOf(response)
+        expect(error.type).toBe(type)
+        expect(faults.hits.get(content)).toBe(1)
+        expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 1, cooldownMs: 60_000 }, Date.now())).toBe(circuit)
+        expect(todayUsage(gw)).toMatchObject({ requests: 1, errors: 1 })
+      } finally {
+        gw.dispose()
+      }
+    })
+  }
 })
 
 describe('fallback, deadline and circuit breaking', () => {
