@@ -2,7 +2,16 @@ import { Elysia, t } from 'elysia'
 import { VERSION } from '../src/gateway'
 import { defineRoute } from '../src/http/route'
 
-const ENDPOINTS = ['GET /', 'GET /health', 'GET /v1/models', 'GET /v1/models/{prefix}/{name}', 'POST /v1/chat/completions', 'GET /swagger', 'GET /swagger/json']
+const ENDPOINTS = [
+  'GET /',
+  'GET /health',
+  'GET /v1/models',
+  'GET /v1/models/{prefix}/{name}',
+  'POST /v1/chat/completions',
+  'GET /v1/usage',
+  'GET /swagger',
+  'GET /swagger/json',
+]
 
 export default defineRoute(() =>
   new Elysia().get(

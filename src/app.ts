@@ -32,6 +32,7 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
           tags: [
             { name: 'Chat', description: 'Chat completions over public model aliases' },
             { name: 'Models', description: 'Public model aliases' },
+            { name: 'Usage', description: "The caller's own usage counters" },
             { name: 'Service', description: 'Metadata and health' },
           ],
           components: {

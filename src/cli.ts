@@ -108,7 +108,20 @@ function run(argv: string[], out: (line: string) => void): void {
         out(
           keys.length === 0
             ? 'No keys.'
-            : table(keys, ['id', 'prefix', 'name', 'tier', 'created_at', 'expires_at', 'revoked_at', 'rpm', 'tpm', 'max_concurrent']),
+            : table(keys, [
+                'id',
+                'prefix',
+                'name',
+                'tier',
+                'created_at',
+                'expires_at',
+                'revoked_at',
+                'rpm',
+                'tpm',
+                'max_concurrent',
+                'monthly_token_quota',
+                'daily_request_quota',
+              ]),
         )
     } finally {
       storage.close()

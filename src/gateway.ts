@@ -10,7 +10,7 @@ import { type Limiter, MemoryLimiter } from './limits/limiter'
 import type { Logger } from './log'
 import { CircuitBreakers } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
-import { UsageRecorder } from './usage/recorder'
+import { UsageRecorder, usageBaseline } from './usage/recorder'
 
 export const VERSION: string = pkg.version
 
@@ -49,7 +49,7 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
       config,
       routing,
       keys: new KeyCache(storage.sqlite, storage.db),
-      limiter: new MemoryLimiter(),
+      limiter: new MemoryLimiter(usageBaseline(storage.db)),
       circuits: new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends')),
       usage: new UsageRecorder(storage.db),
       headers: headerNames(env.headerBrand),

@@ -92,7 +92,7 @@ describe('service routes', () => {
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }
     }
     expect(doc.info.title).toBe('chatgate API')
-    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/v1/chat/completions', '/v1/models', '/v1/models/*'])
+    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/v1/chat/completions', '/v1/models', '/v1/models/*', '/v1/usage'])
     const chat = doc.paths['/v1/chat/completions']!.post!
     expect(chat.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }])
     expect(chat.requestBody).toBeDefined()
@@ -208,6 +208,8 @@ targets = [{ upstream = "local", model = "echo" }]
       expect(response.headers.get('x-ratelimit-limit')).toBe('1000')
       expect(response.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/)
       expect(response.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/)
+      expect(response.headers.get('x-ratelimit-limit-tokens')).toBe('100000')
+      expect(response.headers.get('x-ratelimit-remaining-tokens')).toMatch(/^\d+$/)
     }
     // Refused requests do not consume allowance.
     expect(bad.headers.get('x-ratelimit-remaining')).toBe(ok.headers.get('x-ratelimit-remaining'))

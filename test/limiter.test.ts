@@ -1,7 +1,13 @@
 import { describe, expect, test } from 'bun:test'
-import { MemoryLimiter } from '../src/limits/limiter'
+import { type KeyLimits, MemoryLimiter } from '../src/limits/limiter'
 
-const limits = (requestsPerMinute: number, maxConcurrent = 1000) => ({ requestsPerMinute, tokensPerMinute: 1_000_000, maxConcurrent })
+const limits = (requestsPerMinute: number, maxConcurrent = 1000): KeyLimits => ({
+  requestsPerMinute,
+  tokensPerMinute: 1_000_000,
+  maxConcurrent,
+  dailyRequestQuota: null,
+  monthlyTokenQuota: null,
+})
 
 describe('sliding-window request limit', () => {
   test('admits exactly the limit, with remaining counting down to 0', () => {
@@ -35,8 +41,8 @@ describe('sliding-window request limit', () => {
     expect(limiter.admit('k', limits(2), 0).ok).toBe(true)
     expect(limiter.admit('k', limits(2), 30_500).ok).toBe(true)
     for (let i = 0; i < 5; i++) expect(limiter.admit('k', limits(2), 40_000).ok).toBe(false)
-    expect(limiter.peek('k', limits(2), 40_000)).toEqual({ limit: 2, remaining: 0, resetSeconds: 20 })
-    expect(limiter.peek('k', limits(2), 60_000)).toEqual({ limit: 2, remaining: 1, resetSeconds: 31 })
+    expect(limiter.peek('k', limits(2), 40_000)).toMatchObject({ limit: 2, remaining: 0, resetSeconds: 20 })
+    expect(limiter.peek('k', limits(2), 60_000)).toMatchObject({ limit: 2, remaining: 1, resetSeconds: 31 })
   })
 
   test('keys are independent, and a changed limit applies at once', () => {
@@ -57,10 +63,78 @@ describe('sliding-window request limit', () => {
     expect(third.ok).toBe(false)
     if (!third.ok) expect(third.error).toMatchObject({ code: 'concurrency_limit_exceeded', headers: { 'retry-after': '1' } })
     if (first.ok) {
-      first.release()
-      first.release()
+      first.release(0, 0)
+      first.release(0, 0)
     }
     expect(limiter.admit('k', limits(100, 2), 0).ok).toBe(true)
     expect(limiter.admit('k', limits(100, 2), 0).ok).toBe(false)
   })
+})
+
+describe('tokens per minute', () => {
+  const tpm = (tokensPerMinute: number): KeyLimits => ({ ...limits(1000), tokensPerMinute })
+
+  test('real usage is charged after the response; once over, the next request is refused until it ages out', () => {
+    const limiter = new MemoryLimiter()
+    const first = limiter.admit('k', tpm(100), 0)
+    expect(first.ok).toBe(true)
+    expect(first.state.tokensRemaining).toBe(100)
+    if (first.ok) first.release(60, 1_000)
+    // 60 used: still under the limit, so admitted (a request is only refused once the key is over).
+    const second = limiter.admit('k', tpm(100), 2_000)
+    expect(second.state.tokensRemaining).toBe(40)
+    if (second.ok) second.release(50, 5_000)
+    const refused = limiter.admit('k', tpm(100), 10_000)
+    expect(refused.ok).toBe(false)
+    if (!refused.ok) {
+      expect(refused.error.code).toBe('rate_limit_exceeded')
+      expect(refused.error.message).toContain('tokens per minute')
+      // The first charge (60 at t=1 s) leaves at t=61 s, bringing the total to 50: 51 s from now.
+      expect(refused.error.headers?.['retry-after']).toBe('51')
+    }
+    expect(limiter.admit('k', tpm(100), 61_001).ok).toBe(true)
+  })
+})
+
+describe('quotas', () => {
+  const quota = (daily: number | null, monthly: number | null): KeyLimits => ({ ...limits(1000), dailyRequestQuota: daily, monthlyTokenQuota: monthly })
+  const day = Date.UTC(2026, 10, 22, 23, 59, 0)
+
+  test('daily request quota: refused with Retry-After until 00:00 UTC, starting from the persisted count', () => {
+    const limiter = new MemoryLimiter({ requestsOn: (_key, d) => (d === '2026-11-22' ? 8 : 0), tokensSince: () => 0 })
+    expect(limiter.admit('k', quota(10, null), day).ok).toBe(true)
+    expect(limiter.admit('k', quota(10, null), day).ok).toBe(true)
+    const refused = limiter.admit('k', quota(10, null), day)
+    expect(refused.ok).toBe(false)
+    if (!refused.ok) expect(refused.error).toMatchObject({ status: 429, type: 'rate_limit_error', code: 'quota_exceeded', headers: { 'retry-after': '60' } })
+    // A new UTC day starts a new count.
+    expect(limiter.admit('k', quota(10, null), day + 61_000).ok).toBe(true)
+  })
+
+  test('monthly token quota: charged with real usage, resets on the 1st', () => {
+    const limiter = new MemoryLimiter({ requestsOn: () => 0, tokensSince: (_key, first) => (first === '2026-11-01' ? 990 : 0) })
+    const admitted = limiter.admit('k', quota(null, 1000), day)
+    if (admitted.ok) admitted.release(20, day)
+    const refused = limiter.admit('k', quota(null, 1000), day + 1000)
+    expect(refused.ok).toBe(false)
+    if (!refused.ok) {
+      expect(refused.error.code).toBe('quota_exceeded')
+      expect(refused.error.headers?.['retry-after']).toBe(String(Math.ceil((Date.UTC(2026, 11, 1) - day - 1000) / 1000)))
+    }
+    expect(limiter.admit('k', quota(null, 1000), Date.UTC(2026, 11, 1)).ok).toBe(true)
+  })
+})
+
+test('idle keys are evicted, so memory is bounded by recently active keys', () => {
+  const limiter = new MemoryLimiter()
+  for (let i = 0; i < 1000; i++) {
+    const admission = limiter.admit(`key-${i}`, limits(10), 0)
+    if (admission.ok) admission.release(5, 0)
+  }
+  const busy = limiter.admit('busy', limits(10), 0)
+  expect(limiter.size).toBe(1001)
+  // Three minutes later, the next admission sweeps every idle key; one with a request in flight stays.
+  limiter.admit('fresh', limits(10), 180_000)
+  expect(limiter.size).toBe(2)
+  if (busy.ok) busy.release(0, 180_000)
 })

@@ -28,6 +28,8 @@ export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {
     requestsPerMinute: key.requestsPerMinute ?? tier.requestsPerMinute,
     tokensPerMinute: key.tokensPerMinute ?? tier.tokensPerMinute,
     maxConcurrent: key.maxConcurrent ?? tier.maxConcurrent,
+    dailyRequestQuota: key.dailyRequestQuota ?? tier.dailyRequestQuota,
+    monthlyTokenQuota: key.monthlyTokenQuota ?? tier.monthlyTokenQuota,
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Caller } from '../auth/authenticate'
 import { GatewayError } from '../errors'
 import type { Gateway } from '../gateway'
-import type { RateLimitState } from '../limits/limiter'
+import type { LimitState } from '../limits/limiter'
 import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
@@ -19,11 +19,16 @@ export interface ChatCall {
   startedAt: number
 }
 
-export function setRateLimitHeaders(headers: ChatCall['headers'], state: RateLimitState): void {
+export function setRateLimitHeaders(headers: ChatCall['headers'], state: LimitState): void {
   headers['x-ratelimit-limit'] = String(state.limit)
   headers['x-ratelimit-remaining'] = String(state.remaining)
   headers['x-ratelimit-reset'] = String(state.resetSeconds)
+  headers['x-ratelimit-limit-tokens'] = String(state.tokenLimit)
+  headers['x-ratelimit-remaining-tokens'] = String(state.tokensRemaining)
 }
+
+/** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */
+export const NO_UPSTREAM = '-'
 
 const encoder = new TextEncoder()
 const DONE = encoder.encode('data: [DONE]\n\n')
@@ -47,18 +52,20 @@ export async function completeChat(call: ChatCall): Promise<Response> {
   if (!admission.ok) throw admission.error
 
   let lastTarget: Target | undefined
-  const record = (target: Target | undefined, usage: Usage | null, error: boolean) => {
-    if (!target) return
+  // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens charged.
+  const settle = (target: Target | undefined, usage: Usage | null, error: boolean) => {
+    const at = gateway.now()
     gateway.usage.record({
       keyId: caller.key.id,
       alias: alias.name,
-      upstream: target.upstream.name,
+      upstream: target?.upstream.name ?? NO_UPSTREAM,
       error,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
       latencyMs: performance.now() - call.startedAt,
-      at: gateway.now(),
+      at,
     })
+    admission.release((usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0), at)
   }
   const options: DispatchOptions = {
     clientSignal: call.clientSignal,
@@ -81,28 +88,19 @@ export async function completeChat(call: ChatCall): Promise<Response> {
         const iterator = await target.provider.stream(upstreamRequest(target), attempt)
         return { iterator, first: await iterator.next() }
       })
-      return streamResponse(call, alias, opened, (usage, error) => {
-        record(opened.target, usage, error)
-        admission.release()
-      })
+      return streamResponse(call, alias, opened, (usage, error) => settle(opened.target, usage, error))
     }
-    const {
-      target,
-      value: completion,
-      scope,
-      settle,
-    } = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
-    scope.end()
-    settle(true)
+    const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
+    served.scope.end()
+    served.settle(true)
+    const completion = served.value
     completion.model = alias.name
     completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
     // Counted before the response leaves: a response the client received is always in usage.
-    record(target, completion.usage, false)
-    admission.release()
+    settle(served.target, completion.usage, false)
     return new Response(JSON.stringify(completion), { headers: { 'content-type': 'application/json' } })
   } catch (error) {
-    record(lastTarget, null, true)
-    admission.release()
+    settle(lastTarget, null, true)
     throw error
   }
 }

@@ -5,17 +5,35 @@ export interface KeyLimits {
   requestsPerMinute: number
   tokensPerMinute: number
   maxConcurrent: number
+  /** null: no quota. */
+  dailyRequestQuota: number | null
+  monthlyTokenQuota: number | null
 }
 
 /** What the x-ratelimit-* headers report. */
-export interface RateLimitState {
+export interface LimitState {
   limit: number
   remaining: number
   /** Whole seconds until the window frees a request (0 when nothing is counted). */
   resetSeconds: number
+  tokenLimit: number
+  tokensRemaining: number
 }
 
-export type Admission = { ok: true; state: RateLimitState; release: () => void } | { ok: false; state: RateLimitState; error: GatewayError }
+export type Admission =
+  | {
+      ok: true
+      state: LimitState
+      /** Ends the request at `at`: frees its concurrency slot and charges the tokens it really used. Idempotent. */
+      release(tokens: number, at: number): void
+    }
+  | { ok: false; state: LimitState; error: GatewayError }
+
+/** Where quotas start from when a key is first seen in a period: the persisted usage counters. */
+export interface QuotaBaseline {
+  requestsOn(keyId: string, day: string): number
+  tokensSince(keyId: string, firstDay: string): number
+}
 
 /**
  * The one limiter interface. The in-memory implementation below is exact for one process; a shared
@@ -23,110 +41,222 @@ export type Admission = { ok: true; state: RateLimitState; release: () => void }
  */
 export interface Limiter {
   /** The key's state without counting anything (for responses refused before admission). */
-  peek(keyId: string, limits: KeyLimits, now: number): RateLimitState
+  peek(keyId: string, limits: KeyLimits, now: number): LimitState
   /** Counts the request if every limit allows it; a refusal consumes nothing. */
   admit(keyId: string, limits: KeyLimits, now: number): Admission
 }
 
 const WINDOW_MS = 60_000
+/** Keys with nothing in their window and nothing in flight are dropped after this long. */
+const IDLE_EVICT_MS = 2 * WINDOW_MS
 
-/** Per-key state: a ring of admission times within the last minute (a sliding log), and in-flight count. */
-class KeyWindow {
-  stamps: Float64Array
-  head = 0
+const ceilSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
+
+/** Times of events in the last minute, oldest first, in a growable ring (a sliding log). */
+class SlidingLog {
+  private times = new Float64Array(8)
+  private amounts = new Float64Array(8)
+  private head = 0
   count = 0
-  inFlight = 0
+  total = 0
 
-  constructor(capacity: number) {
-    this.stamps = new Float64Array(capacity)
-  }
-
-  /** Drops admissions older than the window; resizes when the key's limit changed. */
-  advance(now: number, limit: number): void {
-    while (this.count > 0 && this.stamps[this.head]! <= now - WINDOW_MS) {
-      this.head = (this.head + 1) % this.stamps.length
+  advance(now: number): void {
+    while (this.count > 0 && this.times[this.head]! <= now - WINDOW_MS) {
+      this.total -= this.amounts[this.head]!
+      this.head = (this.head + 1) % this.times.length
       this.count--
     }
-    if (limit !== this.stamps.length) {
-      const kept = Math.min(this.count, limit)
-      const next = new Float64Array(limit)
-      for (let i = 0; i < kept; i++) next[i] = this.stamps[(this.head + this.count - kept + i) % this.stamps.length]!
-      this.stamps = next
-      this.head = 0
-      this.count = kept
-    }
   }
 
-  state(now: number, limit: number): RateLimitState {
-    const resetSeconds = this.count === 0 ? 0 : Math.max(1, Math.ceil((this.stamps[this.head]! + WINDOW_MS - now) / 1000))
-    return { limit, remaining: limit - this.count, resetSeconds }
-  }
-
-  push(now: number): void {
-    this.stamps[(this.head + this.count) % this.stamps.length] = now
+  /** Appends an event; a clock that stepped back is clamped so the log stays in time order. */
+  push(time: number, amount: number): void {
+    if (this.count > 0) time = Math.max(time, this.times[(this.head + this.count - 1) % this.times.length]!)
+    if (this.count === this.times.length) this.grow()
+    const at = (this.head + this.count) % this.times.length
+    this.times[at] = time
+    this.amounts[at] = amount
     this.count++
+    this.total += amount
+  }
+
+  /** Milliseconds until the oldest entry leaves the window (0 when empty). */
+  msUntilOldestLeaves(now: number): number {
+    return this.count === 0 ? 0 : this.times[this.head]! + WINDOW_MS - now
+  }
+
+  /** Milliseconds until the total drops to `target` or below as old entries leave the window. */
+  msUntilTotalAtMost(target: number, now: number): number {
+    let total = this.total
+    for (let i = 0; i < this.count && total > target; i++) {
+      const at = (this.head + i) % this.times.length
+      total -= this.amounts[at]!
+      if (total <= target) return this.times[at]! + WINDOW_MS - now
+    }
+    return 0
+  }
+
+  private grow(): void {
+    const times = new Float64Array(this.times.length * 2)
+    const amounts = new Float64Array(this.times.length * 2)
+    for (let i = 0; i < this.count; i++) {
+      times[i] = this.times[(this.head + i) % this.times.length]!
+      amounts[i] = this.amounts[(this.head + i) % this.times.length]!
+    }
+    this.times = times
+    this.amounts = amounts
+    this.head = 0
   }
 }
 
+interface KeyState {
+  requests: SlidingLog
+  tokens: SlidingLog
+  inFlight: number
+  lastSeen: number
+  day: string
+  requestsToday: number
+  month: string
+  tokensThisMonth: number
+}
+
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7)
+function msUntilNextDay(now: number): number {
+  const d = new Date(now)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) - now
+}
+function msUntilNextMonth(now: number): number {
+  const d = new Date(now)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - now
+}
+
+function refusal(code: string, message: string, retryAfterSeconds: number): GatewayError {
+  return new GatewayError(429, 'rate_limit_error', message, code, undefined, { 'retry-after': String(retryAfterSeconds) })
+}
+
 /**
- * Exact sliding-window request limit: at most `requestsPerMinute` admissions in any 60 s span, so
- * there is no 2x burst at a window boundary as with fixed windows. Single-threaded JS makes each
- * admit atomic, so concurrency cannot overshoot.
+ * Exact limits for one process. Requests per minute and tokens per minute are sliding logs: no 60 s
+ * span ever holds more than the limit, so there is no 2x burst at a window boundary as with fixed
+ * windows. Single-threaded JS makes each admit atomic: concurrency cannot overshoot. Quotas start
+ * from the persisted usage counters and are then counted in memory.
  */
 export class MemoryLimiter implements Limiter {
-  private readonly windows = new Map<string, KeyWindow>()
+  private readonly keys = new Map<string, KeyState>()
+  private lastSweep = 0
 
-  private window(keyId: string, limit: number, now: number): KeyWindow {
-    let window = this.windows.get(keyId)
-    if (!window) {
-      window = new KeyWindow(limit)
-      this.windows.set(keyId, window)
-    }
-    window.advance(now, limit)
-    return window
+  constructor(private readonly baseline: QuotaBaseline | null = null) {}
+
+  /** How many keys are held in memory (for tests of eviction and for metrics). */
+  get size(): number {
+    return this.keys.size
   }
 
-  peek(keyId: string, limits: KeyLimits, now: number): RateLimitState {
-    const window = this.windows.get(keyId)
-    if (!window) return { limit: limits.requestsPerMinute, remaining: limits.requestsPerMinute, resetSeconds: 0 }
-    window.advance(now, limits.requestsPerMinute)
-    return window.state(now, limits.requestsPerMinute)
+  private key(keyId: string, now: number): KeyState {
+    let state = this.keys.get(keyId)
+    if (!state) {
+      state = { requests: new SlidingLog(), tokens: new SlidingLog(), inFlight: 0, lastSeen: now, day: '', requestsToday: 0, month: '', tokensThisMonth: 0 }
+      this.keys.set(keyId, state)
+    }
+    state.lastSeen = now
+    state.requests.advance(now)
+    state.tokens.advance(now)
+    return state
+  }
+
+  private syncQuotaPeriods(keyId: string, state: KeyState, limits: KeyLimits, now: number): void {
+    const day = dayOf(now)
+    if (limits.dailyRequestQuota !== null && state.day !== day) {
+      state.day = day
+      state.requestsToday = this.baseline?.requestsOn(keyId, day) ?? 0
+    }
+    const month = monthOf(now)
+    if (limits.monthlyTokenQuota !== null && state.month !== month) {
+      state.month = month
+      state.tokensThisMonth = this.baseline?.tokensSince(keyId, `${month}-01`) ?? 0
+    }
+  }
+
+  private stateOf(state: KeyState, limits: KeyLimits, now: number): LimitState {
+    return {
+      limit: limits.requestsPerMinute,
+      remaining: Math.max(0, limits.requestsPerMinute - state.requests.count),
+      resetSeconds: state.requests.count === 0 ? 0 : ceilSeconds(state.requests.msUntilOldestLeaves(now)),
+      tokenLimit: limits.tokensPerMinute,
+      tokensRemaining: Math.max(0, limits.tokensPerMinute - state.tokens.total),
+    }
+  }
+
+  peek(keyId: string, limits: KeyLimits, now: number): LimitState {
+    const state = this.keys.get(keyId)
+    if (!state) {
+      return {
+        limit: limits.requestsPerMinute,
+        remaining: limits.requestsPerMinute,
+        resetSeconds: 0,
+        tokenLimit: limits.tokensPerMinute,
+        tokensRemaining: limits.tokensPerMinute,
+      }
+    }
+    state.requests.advance(now)
+    state.tokens.advance(now)
+    return this.stateOf(state, limits, now)
   }
 
   admit(keyId: string, limits: KeyLimits, now: number): Admission {
-    const limit = limits.requestsPerMinute
-    const window = this.window(keyId, limit, now)
-    if (window.count >= limit) {
-      const state = window.state(now, limit)
-      const error = new GatewayError(
-        429,
-        'rate_limit_error',
-        `Rate limit reached: ${limit} requests per minute. Try again in ${state.resetSeconds} s.`,
-        'rate_limit_exceeded',
-        undefined,
-        { 'retry-after': String(state.resetSeconds) },
-      )
-      return { ok: false, state, error }
+    this.sweep(now)
+    const state = this.key(keyId, now)
+    this.syncQuotaPeriods(keyId, state, limits, now)
+    const refuse = (error: GatewayError): Admission => ({ ok: false, state: this.stateOf(state, limits, now), error })
+
+    if (limits.dailyRequestQuota !== null && state.requestsToday >= limits.dailyRequestQuota) {
+      const wait = ceilSeconds(msUntilNextDay(now))
+      return refuse(refusal('quota_exceeded', `Daily request quota of ${limits.dailyRequestQuota} reached. It resets at 00:00 UTC, in ${wait} s.`, wait))
     }
-    if (window.inFlight >= limits.maxConcurrent) {
-      const error = new GatewayError(
-        429,
-        'rate_limit_error',
-        `Concurrency limit reached: ${limits.maxConcurrent} requests in flight.`,
-        'concurrency_limit_exceeded',
-        undefined,
-        { 'retry-after': '1' },
+    if (limits.monthlyTokenQuota !== null && state.tokensThisMonth >= limits.monthlyTokenQuota) {
+      const wait = ceilSeconds(msUntilNextMonth(now))
+      return refuse(
+        refusal('quota_exceeded', `Monthly token quota of ${limits.monthlyTokenQuota} reached. It resets on the 1st at 00:00 UTC, in ${wait} s.`, wait),
       )
-      return { ok: false, state: window.state(now, limit), error }
     }
-    window.push(now)
-    window.inFlight++
+    if (state.requests.count >= limits.requestsPerMinute) {
+      const wait = ceilSeconds(state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
+      return refuse(refusal('rate_limit_exceeded', `Rate limit reached: ${limits.requestsPerMinute} requests per minute. Try again in ${wait} s.`, wait))
+    }
+    if (state.tokens.total >= limits.tokensPerMinute) {
+      // Tokens are charged after each response with its real usage; once over, the key waits until
+      // enough of the last minute's usage has left the window.
+      const wait = ceilSeconds(state.tokens.msUntilTotalAtMost(limits.tokensPerMinute - 1, now))
+      return refuse(refusal('rate_limit_exceeded', `Token rate limit reached: ${limits.tokensPerMinute} tokens per minute. Try again in ${wait} s.`, wait))
+    }
+    if (state.inFlight >= limits.maxConcurrent) {
+      return refuse(refusal('concurrency_limit_exceeded', `Concurrency limit reached: ${limits.maxConcurrent} requests in flight.`, 1))
+    }
+
+    state.requests.push(now, 1)
+    state.requestsToday++
+    state.inFlight++
     let released = false
-    const release = () => {
-      if (released) return
-      released = true
-      window.inFlight--
+    return {
+      ok: true,
+      state: this.stateOf(state, limits, now),
+      release: (tokens, at) => {
+        if (released) return
+        released = true
+        state.inFlight--
+        if (tokens > 0) {
+          state.tokens.push(at, tokens)
+          state.tokensThisMonth += tokens
+        }
+      },
     }
-    return { ok: true, state: window.state(now, limit), release }
+  }
+
+  /** Drops idle keys so memory stays bounded by the keys active in the last few minutes. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < WINDOW_MS) return
+    this.lastSweep = now
+    for (const [keyId, state] of this.keys) {
+      if (state.inFlight === 0 && now - state.lastSeen > IDLE_EVICT_MS) this.keys.delete(keyId)
+    }
   }
 }

@@ -1,6 +1,8 @@
 import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
 import { apiKeys, usageDaily } from '../../db/schema'
 import type { Db } from '../db'
+import { GatewayError } from '../errors'
+import type { QuotaBaseline } from '../limits/limiter'
 
 export interface UsageEntry {
   keyId: string
@@ -123,4 +125,41 @@ export function queryUsage(db: Db, query: UsageQuery): { totals: UsageCounters; 
     totals.total_tokens += row.total_tokens
   }
   return { totals, data }
+}
+
+/** Quotas start from the persisted counters, so a restart does not hand out a fresh quota. */
+export function usageBaseline(db: Db): QuotaBaseline {
+  const requestsOn = db
+    .select({ n: sql<number>`coalesce(sum(${usageDaily.requests}), 0)` })
+    .from(usageDaily)
+    .where(and(eq(usageDaily.keyId, sql.placeholder('keyId')), eq(usageDaily.date, sql.placeholder('day'))))
+    .prepare()
+  const tokensSince = db
+    .select({ n: sql<number>`coalesce(sum(${usageDaily.totalTokens}), 0)` })
+    .from(usageDaily)
+    .where(and(eq(usageDaily.keyId, sql.placeholder('keyId')), gte(usageDaily.date, sql.placeholder('firstDay'))))
+    .prepare()
+  return {
+    requestsOn: (keyId, day) => requestsOn.get({ keyId, day })?.n ?? 0,
+    tokensSince: (keyId, firstDay) => tokensSince.get({ keyId, firstDay })?.n ?? 0,
+  }
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/
+const MAX_RANGE_DAYS = 366
+
+/** Validates a `from`/`to` pair of UTC dates (inclusive), each defaulting to today. */
+export function usageRange(from: string | undefined, to: string | undefined, now: number): { from: string; to: string } {
+  const today = utcDate(now)
+  const range = { from: from ?? today, to: to ?? today }
+  for (const param of ['from', 'to'] as const) {
+    const value = range[param]
+    if (!DATE.test(value) || utcDate(Date.parse(`${value}T00:00:00Z`) || 0) !== value) {
+      throw new GatewayError(400, 'invalid_request_error', `Invalid request: ${param} must be a date like 2026-01-31, got "${value}"`, undefined, param)
+    }
+  }
+  const days = (Date.parse(range.to) - Date.parse(range.from)) / 86_400_000
+  if (days < 0) throw new GatewayError(400, 'invalid_request_error', 'Invalid request: from must not be after to', undefined, 'from')
+  if (days >= MAX_RANGE_DAYS) throw new GatewayError(400, 'invalid_request_error', `Invalid request: at most ${MAX_RANGE_DAYS} days at once`, undefined, 'from')
+  return range
 }
