@@ -17,7 +17,7 @@ export interface AppOptions {
 export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: AppOptions = {}) {
   const routes = await loadRoutes(routesDir, gateway)
   return new Elysia()
-    .use(httpConventions({ headers: gateway.headers, maxBodyBytes: gateway.env.maxBodyBytes, log: gateway.log }))
+    .use(httpConventions({ headers: gateway.headers, maxBodyBytes: gateway.env.maxBodyBytes, log: gateway.log, observer: gateway.observer }))
     .use(
       openapi({
         path: '/swagger',

@@ -7,7 +7,9 @@ import { readStoredRouting, syncConfig } from './config/sync'
 import { openStorage, type Storage } from './db'
 import { headerNames, type HeaderNames } from './http/headers'
 import { type Limiter, MemoryLimiter } from './limits/limiter'
+import { RequestObserver } from './http/observer'
 import type { Logger } from './log'
+import { GatewayMetrics } from './metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import { UsageRecorder, usageBaseline } from './usage/recorder'
@@ -27,6 +29,9 @@ export interface Gateway {
   usage: UsageRecorder
   headers: HeaderNames
   log: Logger
+  metrics: GatewayMetrics
+  /** Writes each request's log line and metrics. */
+  observer: RequestObserver
   now: () => number
 }
 
@@ -43,19 +48,25 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
   try {
     syncConfig(storage.db, config, now())
     const routing = buildRoutingTable(readStoredRouting(storage.db), config.routing.deadlineMs, env.vars)
-    return {
+    const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
+    // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
+    const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })
+    const gateway: Gateway = {
       env,
       storage,
       config,
       routing,
       keys: new KeyCache(storage.sqlite, storage.db),
       limiter: new MemoryLimiter(usageBaseline(storage.db)),
-      circuits: new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends')),
+      circuits,
       usage: new UsageRecorder(storage.db),
       headers: headerNames(env.headerBrand),
       log,
+      metrics,
+      observer: new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug'),
       now,
     }
+    return gateway
   } catch (error) {
     storage.close()
     throw error

@@ -1,6 +1,7 @@
 import type { Caller } from '../auth/authenticate'
 import { GatewayError } from '../errors'
 import type { Gateway } from '../gateway'
+import type { RequestRecord } from '../http/request-record'
 import type { LimitState } from '../limits/limiter'
 import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
@@ -15,8 +16,8 @@ export interface ChatCall {
   clientSignal: AbortSignal
   /** Response headers under construction (Elysia's `set.headers`); errors carry them too. */
   headers: Record<string, string | number>
-  /** performance.now() when the request arrived. */
-  startedAt: number
+  /** The request's record for its log line and metrics. */
+  record: RequestRecord
 }
 
 export function setRateLimitHeaders(headers: ChatCall['headers'], state: LimitState): void {
@@ -41,19 +42,31 @@ interface OpenedStream {
 
 /** Resolves the alias, applies the caller's tier and limits, and serves the completion from an upstream. */
 export async function completeChat(call: ChatCall): Promise<Response> {
-  const { gateway, caller, request } = call
+  const { gateway, caller, request, record } = call
+  const { metrics } = gateway
+  // One routing table for the whole request, even if a reload swaps it meanwhile.
   const routing = gateway.routing
   const alias = resolveAlias(routing, request.model)
+  record.alias = alias.name
   if (!caller.tier.allows(alias.name)) {
     throw new GatewayError(403, 'permission_error', `Tier "${caller.tier.name}" may not use the model "${alias.name}"`, 'model_not_allowed', 'model')
   }
   const admission = gateway.limiter.admit(caller.key.id, caller.limits, gateway.now())
   setRateLimitHeaders(call.headers, admission.state)
-  if (!admission.ok) throw admission.error
+  if (!admission.ok) {
+    metrics.refusals.inc({ reason: admission.reason })
+    throw admission.error
+  }
+  metrics.inFlight.inc()
 
   let lastTarget: Target | undefined
+  let upstreamStart: number | undefined
   // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens charged.
   const settle = (target: Target | undefined, usage: Usage | null, error: boolean) => {
+    metrics.inFlight.dec()
+    if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
+    record.promptTokens = usage?.prompt_tokens ?? 0
+    record.completionTokens = usage?.completion_tokens ?? 0
     const at = gateway.now()
     gateway.usage.record({
       keyId: caller.key.id,
@@ -62,7 +75,7 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       error,
       promptTokens: usage?.prompt_tokens ?? 0,
       completionTokens: usage?.completion_tokens ?? 0,
-      latencyMs: performance.now() - call.startedAt,
+      latencyMs: performance.now() - record.start,
       at,
     })
     admission.release((usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0), at)
@@ -73,12 +86,21 @@ export async function completeChat(call: ChatCall): Promise<Response> {
     deadlineMs: routing.deadlineMs,
     now: gateway.now,
     onAttempt: (target, attempt) => {
+      upstreamStart ??= performance.now()
+      if (lastTarget === target) metrics.retries.inc({ upstream: target.upstream.name })
+      else if (lastTarget) metrics.fallbacks.inc({ alias: alias.name })
       lastTarget = target
+      record.upstream = target.upstream.name
+      record.upstreamModel = target.model
+      record.attempts = attempt
       call.headers[gateway.headers.model] = target.model
       call.headers[gateway.headers.upstream] = target.upstream.name
       call.headers[gateway.headers.attempts] = String(attempt)
     },
-    onFailure: (target, error) => logUpstreamFailure(gateway, target, error),
+    onFailure: (target, error) => {
+      metrics.attempts.inc({ upstream: target.upstream.name, outcome: error.code ?? 'error' })
+      logUpstreamFailure(gateway, target, error)
+    },
   }
   const upstreamRequest = (target: Target): ChatRequest => ({ ...request, model: target.model })
 
@@ -88,9 +110,16 @@ export async function completeChat(call: ChatCall): Promise<Response> {
         const iterator = await target.provider.stream(upstreamRequest(target), attempt)
         return { iterator, first: await iterator.next() }
       })
-      return streamResponse(call, alias, opened, (usage, error) => settle(opened.target, usage, error))
+      metrics.attempts.inc({ upstream: opened.target.upstream.name, outcome: 'success' })
+      record.deferred = true
+      record.ttfbMs = Math.round(performance.now() - record.start)
+      return streamResponse(call, alias, opened, (usage, failure) => {
+        settle(opened.target, usage, failure !== null)
+        gateway.observer.finish(record, 200, failure ?? undefined)
+      })
     }
     const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
+    metrics.attempts.inc({ upstream: served.target.upstream.name, outcome: 'success' })
     served.scope.end()
     served.settle(true)
     const completion = served.value
@@ -122,18 +151,23 @@ function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamErr
  * Relays upstream chunks as SSE events as they arrive, with `model` set to the alias. A failure
  * after the first byte cannot fail over any more: the caller gets an error event and no [DONE].
  */
-function streamResponse(call: ChatCall, alias: Alias, opened: Dispatched<OpenedStream>, onEnd: (usage: Usage | null, error: boolean) => void): Response {
+function streamResponse(
+  call: ChatCall,
+  alias: Alias,
+  opened: Dispatched<OpenedStream>,
+  onEnd: (usage: Usage | null, failure: GatewayError | null) => void,
+): Response {
   const { iterator } = opened.value
   let pending: IteratorResult<ChatCompletionChunk> | null = opened.value.first
   const includeUsage = call.request.stream_options?.include_usage === true
   let usage: Usage | null = null
   let finished = false
-  const finish = (error: boolean) => {
+  const finish = (failure: GatewayError | null) => {
     if (finished) return
     finished = true
     opened.scope.end()
-    opened.settle(!error)
-    onEnd(usage, error)
+    opened.settle(failure === null || failure.code === 'client_closed')
+    onEnd(usage, failure)
   }
 
   const body = new ReadableStream<Uint8Array>({
@@ -145,15 +179,15 @@ function streamResponse(call: ChatCall, alias: Alias, opened: Dispatched<OpenedS
           pending = null
         } catch (error) {
           if (finished) return
-          finish(true)
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
+          finish(failure)
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(failure.toBody())}\n\n`))
           controller.close()
           return
         }
         if (next.done) {
           // Counted before [DONE] goes out: a client that saw the end of the stream is always billed.
-          finish(false)
+          finish(null)
           controller.enqueue(DONE)
           controller.close()
           return
@@ -172,8 +206,9 @@ function streamResponse(call: ChatCall, alias: Alias, opened: Dispatched<OpenedS
     },
     async cancel() {
       // The caller disconnected: stop the upstream and count what happened.
-      opened.scope.abort(clientClosed())
-      finish(true)
+      const failure = clientClosed()
+      opened.scope.abort(failure)
+      finish(failure)
       await iterator.return?.()
     },
   })

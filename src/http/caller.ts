@@ -1,7 +1,9 @@
 import { Elysia } from 'elysia'
 import { authenticate, extractApiKey } from '../auth/authenticate'
 import { setRateLimitHeaders } from '../chat/complete'
+import { unauthorized } from '../errors'
 import type { Gateway } from '../gateway'
+import { recordOf } from './request-record'
 
 /** OpenAPI security requirement for routes that take a caller key. */
 export const CALLER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
@@ -11,9 +13,15 @@ export const CALLER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, 
  * ride on every response to it, errors included.
  */
 export function callerAuth(gateway: Gateway) {
-  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ headers, set }) {
+  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ headers, set, request }) {
     const now = gateway.now()
-    const caller = authenticate(extractApiKey(headers), gateway.keys, gateway.routing, now)
+    const apiKey = extractApiKey(headers)
+    // The admin key is never a caller key, whatever its shape.
+    if (apiKey !== null && apiKey === gateway.env.adminKey) throw unauthorized()
+    const caller = authenticate(apiKey, gateway.keys, gateway.routing, now)
+    const record = recordOf(request)
+    record.keyPrefix = caller.key.prefix
+    record.tier = caller.tier.name
     set.headers[gateway.headers.tier] = caller.tier.name
     setRateLimitHeaders(set.headers, gateway.limiter.peek(caller.key.id, caller.limits, now))
     return { caller }

@@ -3,20 +3,15 @@ import { type ErrorBody, GatewayError } from '../errors'
 import type { Logger } from '../log'
 import { readJsonBody } from './body'
 import { type HeaderNames, requestIdFor } from './headers'
+import type { RequestObserver } from './observer'
+import { beginRequest, elapsedMs, recordOf } from './request-record'
 
 export interface ConventionsOptions {
   headers: HeaderNames
   maxBodyBytes: number
   log: Logger
+  observer: RequestObserver
 }
-
-const startedAt = new WeakMap<Request, number>()
-
-/** performance.now() when the gateway started handling this request. */
-export const elapsedStart = (request: Request): number => startedAt.get(request) ?? performance.now()
-
-/** Whole milliseconds since the gateway started handling this request. */
-export const elapsedMs = (request: Request): number => Math.round(performance.now() - elapsedStart(request))
 
 function validationError(error: ValidationError): GatewayError {
   const path = (error.valueError?.path ?? '').replace(/^\//, '')
@@ -53,24 +48,30 @@ export function errorResponse(error: GatewayError): Response {
  * The gateway's HTTP conventions, for every route: request ids, latency header, JSON bodies with a
  * size limit, and the one place where errors become `{"error":{...}}` responses.
  */
-export function httpConventions({ headers, maxBodyBytes, log }: ConventionsOptions) {
+export function httpConventions({ headers, maxBodyBytes, log, observer }: ConventionsOptions) {
   return new Elysia({ name: 'chatgate:http' })
     .onRequest(function markRequest({ request, set }) {
-      startedAt.set(request, performance.now())
-      set.headers['x-request-id'] = requestIdFor(request.headers.get('x-request-id'))
+      const id = requestIdFor(request.headers.get('x-request-id'))
+      beginRequest(request, id)
+      set.headers['x-request-id'] = id
     })
     .onParse({ as: 'global' }, function parseJson({ request, contentType }) {
       return readJsonBody(request, contentType, maxBodyBytes)
     })
-    .onAfterHandle({ as: 'global' }, function stampLatency({ request, set }) {
-      set.headers[headers.latency] = String(elapsedMs(request))
+    .onAfterHandle({ as: 'global' }, function stampLatency({ request, set, responseValue }) {
+      const record = recordOf(request)
+      set.headers[headers.latency] = String(elapsedMs(record))
+      if (!record.deferred)
+        observer.finish(record, responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200)
     })
     .onError({ as: 'global' }, function shapeError({ code, error, request, set }) {
       const gatewayError = toGatewayError(code, error)
+      const record = recordOf(request)
       if (gatewayError.status >= 500 && !(error instanceof GatewayError)) {
-        log.error({ err: error, request_id: set.headers['x-request-id'], path: new URL(request.url).pathname }, 'unhandled error')
+        log.error({ err: error, request_id: record.id, path: record.path }, 'unhandled error')
       }
-      set.headers[headers.latency] = String(elapsedMs(request))
+      set.headers[headers.latency] = String(elapsedMs(record))
+      observer.finish(record, gatewayError.status, gatewayError)
       return errorResponse(gatewayError)
     })
 }

@@ -27,7 +27,10 @@ export type Admission =
       /** Ends the request at `at`: frees its concurrency slot and charges the tokens it really used. Idempotent. */
       release(tokens: number, at: number): void
     }
-  | { ok: false; state: LimitState; error: GatewayError }
+  | { ok: false; state: LimitState; error: GatewayError; reason: RefusalReason }
+
+/** Which limit refused a request (the `reason` label of the refusal metric). */
+export type RefusalReason = 'requests' | 'tokens' | 'concurrency' | 'quota'
 
 /** Where quotas start from when a key is first seen in a period: the persisted usage counters. */
 export interface QuotaBaseline {
@@ -206,30 +209,40 @@ export class MemoryLimiter implements Limiter {
     this.sweep(now)
     const state = this.key(keyId, now)
     this.syncQuotaPeriods(keyId, state, limits, now)
-    const refuse = (error: GatewayError): Admission => ({ ok: false, state: this.stateOf(state, limits, now), error })
+    const refuse = (reason: RefusalReason, error: GatewayError): Admission => ({ ok: false, state: this.stateOf(state, limits, now), error, reason })
 
     if (limits.dailyRequestQuota !== null && state.requestsToday >= limits.dailyRequestQuota) {
       const wait = ceilSeconds(msUntilNextDay(now))
-      return refuse(refusal('quota_exceeded', `Daily request quota of ${limits.dailyRequestQuota} reached. It resets at 00:00 UTC, in ${wait} s.`, wait))
+      return refuse(
+        'quota',
+        refusal('quota_exceeded', `Daily request quota of ${limits.dailyRequestQuota} reached. It resets at 00:00 UTC, in ${wait} s.`, wait),
+      )
     }
     if (limits.monthlyTokenQuota !== null && state.tokensThisMonth >= limits.monthlyTokenQuota) {
       const wait = ceilSeconds(msUntilNextMonth(now))
       return refuse(
+        'quota',
         refusal('quota_exceeded', `Monthly token quota of ${limits.monthlyTokenQuota} reached. It resets on the 1st at 00:00 UTC, in ${wait} s.`, wait),
       )
     }
     if (state.requests.count >= limits.requestsPerMinute) {
       const wait = ceilSeconds(state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
-      return refuse(refusal('rate_limit_exceeded', `Rate limit reached: ${limits.requestsPerMinute} requests per minute. Try again in ${wait} s.`, wait))
+      return refuse(
+        'requests',
+        refusal('rate_limit_exceeded', `Rate limit reached: ${limits.requestsPerMinute} requests per minute. Try again in ${wait} s.`, wait),
+      )
     }
     if (state.tokens.total >= limits.tokensPerMinute) {
       // Tokens are charged after each response with its real usage; once over, the key waits until
       // enough of the last minute's usage has left the window.
       const wait = ceilSeconds(state.tokens.msUntilTotalAtMost(limits.tokensPerMinute - 1, now))
-      return refuse(refusal('rate_limit_exceeded', `Token rate limit reached: ${limits.tokensPerMinute} tokens per minute. Try again in ${wait} s.`, wait))
+      return refuse(
+        'tokens',
+        refusal('rate_limit_exceeded', `Token rate limit reached: ${limits.tokensPerMinute} tokens per minute. Try again in ${wait} s.`, wait),
+      )
     }
     if (state.inFlight >= limits.maxConcurrent) {
-      return refuse(refusal('concurrency_limit_exceeded', `Concurrency limit reached: ${limits.maxConcurrent} requests in flight.`, 1))
+      return refuse('concurrency', refusal('concurrency_limit_exceeded', `Concurrency limit reached: ${limits.maxConcurrent} requests in flight.`, 1))
     }
 
     state.requests.push(now, 1)

@@ -3,7 +3,7 @@ import { completeChat } from '../../../src/chat/complete'
 import type { ChatRequest } from '../../../src/chat/types'
 import { checkMessages } from '../../../src/chat/validate'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
-import { elapsedStart } from '../../../src/http/conventions'
+import { recordOf } from '../../../src/http/request-record'
 import { defineRoute } from '../../../src/http/route'
 import { ChatCompletionSchema, ChatRequestSchema, ErrorSchema } from '../../../src/http/schemas'
 
@@ -13,7 +13,7 @@ export default defineRoute((gateway) =>
     ({ body, caller, request, set }) => {
       const chatRequest = body as ChatRequest
       checkMessages(chatRequest.messages)
-      return completeChat({ gateway, caller, request: chatRequest, clientSignal: request.signal, headers: set.headers, startedAt: elapsedStart(request) })
+      return completeChat({ gateway, caller, request: chatRequest, clientSignal: request.signal, headers: set.headers, record: recordOf(request) })
     },
     {
       body: ChatRequestSchema,

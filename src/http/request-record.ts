@@ -1,0 +1,49 @@
+/** What the gateway learns about one request as it goes, for its log line and metrics. */
+export interface RequestRecord {
+  id: string
+  /** performance.now() when the request arrived. */
+  start: number
+  method: string
+  path: string
+  keyPrefix?: string
+  tier?: string
+  alias?: string
+  upstream?: string
+  upstreamModel?: string
+  attempts?: number
+  /** Milliseconds spent waiting on upstreams (all attempts). */
+  upstreamMs?: number
+  /** For streams: milliseconds until the first byte went to the caller. */
+  ttfbMs?: number
+  promptTokens?: number
+  completionTokens?: number
+  /** Message content, kept only when body logging is on. */
+  messages?: unknown
+  /** A stream writes its own log line when it ends, not when its headers go out. */
+  deferred: boolean
+  finished: boolean
+}
+
+const records = new WeakMap<Request, RequestRecord>()
+
+export function beginRequest(request: Request, id: string): RequestRecord {
+  const url = request.url
+  const pathStart = url.indexOf('/', url.indexOf('//') + 2)
+  const queryStart = url.indexOf('?', pathStart)
+  const record: RequestRecord = {
+    id,
+    start: performance.now(),
+    method: request.method,
+    path: pathStart === -1 ? '/' : url.slice(pathStart, queryStart === -1 ? undefined : queryStart),
+    deferred: false,
+    finished: false,
+  }
+  records.set(request, record)
+  return record
+}
+
+/** The request's record; one is made on the spot for requests that bypassed the conventions plugin. */
+export const recordOf = (request: Request): RequestRecord => records.get(request) ?? beginRequest(request, crypto.randomUUID())
+
+/** Whole milliseconds since the gateway started handling this request. */
+export const elapsedMs = (record: RequestRecord): number => Math.round(performance.now() - record.start)
