@@ -16,7 +16,8 @@ export interface AppOptions {
 /** The whole HTTP surface: conventions first, then the docs, then every route file. */
 export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: AppOptions = {}) {
   const routes = await loadRoutes(routesDir, gateway)
-  return new Elysia()
+  // normalize off: a field a strict schema does not know is refused with 400, never silently dropped.
+  return new Elysia({ normalize: false })
     .use(httpConventions({ headers: gateway.headers, maxBodyBytes: gateway.env.maxBodyBytes, log: gateway.log, observer: gateway.observer }))
     .use(
       openapi({
@@ -33,12 +34,15 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
             { name: 'Chat', description: 'Chat completions over public model aliases' },
             { name: 'Models', description: 'Public model aliases' },
             { name: 'Usage', description: "The caller's own usage counters" },
-            { name: 'Service', description: 'Metadata and health' },
+            { name: 'Service', description: 'Metadata, health and metrics' },
+            { name: 'Admin', description: 'Operator API: on only when GATEWAY_ADMIN_KEY is set; takes that key only' },
           ],
           components: {
             securitySchemes: {
               bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' },
               apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <key>' },
+              adminBearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <GATEWAY_ADMIN_KEY>' },
+              adminApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <GATEWAY_ADMIN_KEY>' },
             },
             schemas: { Error: ErrorSchema as object },
           },

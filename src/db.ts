@@ -6,6 +6,8 @@ import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
 import * as schema from '../db/schema'
 
 export type Db = BunSQLiteDatabase<typeof schema>
+/** The database or a transaction on it: what functions that read or write rows take. */
+export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0]
 
 export interface Storage {
   sqlite: Database

@@ -41,13 +41,37 @@ export interface GatewayOptions {
   now?: () => number
 }
 
+/**
+ * Writes the config into the database and builds the routing table from the result, in one
+ * transaction: if the table cannot be built, the database is left as it was.
+ */
+function applyConfig(storage: Storage, config: GatewayConfig, env: GatewayEnv, now: number): RoutingTable {
+  return storage.db.transaction((tx) => {
+    syncConfig(tx, config, now)
+    return buildRoutingTable(readStoredRouting(tx), config.routing.deadlineMs, env.vars)
+  })
+}
+
+/**
+ * Re-reads the config file and swaps routing atomically: requests in flight finish on the table
+ * they started with. A bad file throws a GatewayError naming the field, and nothing changes.
+ */
+export function reloadConfig(gateway: Gateway): { source: string; tiers: number; upstreams: number; aliases: number } {
+  const config = loadGatewayConfig(gateway.env.configPath)
+  const routing = applyConfig(gateway.storage, config, gateway.env, gateway.now())
+  gateway.config = config
+  gateway.routing = routing
+  const result = { source: config.source, tiers: routing.tiers.size, upstreams: routing.upstreams.length, aliases: routing.aliases.size }
+  gateway.log.info(result, 'config reloaded')
+  return result
+}
+
 /** Opens the database, applies the config and builds the in-memory routing and key tables. */
 export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gateway {
   const config = loadGatewayConfig(env.configPath)
   const storage = openStorage(env.dbPath)
   try {
-    syncConfig(storage.db, config, now())
-    const routing = buildRoutingTable(readStoredRouting(storage.db), config.routing.deadlineMs, env.vars)
+    const routing = applyConfig(storage, config, env, now())
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
     // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
     const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })

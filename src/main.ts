@@ -1,6 +1,6 @@
 import { createApp } from './app'
 import { readEnv } from './config/env'
-import { createGateway, ensureFirstKey, VERSION } from './gateway'
+import { createGateway, ensureFirstKey, reloadConfig, VERSION } from './gateway'
 import { GatewayError } from './errors'
 import { createLogger } from './log'
 
@@ -46,6 +46,13 @@ async function main(): Promise<void> {
     log.info('stopped')
     process.exit(0)
   }
+  process.on('SIGHUP', () => {
+    try {
+      reloadConfig(gateway)
+    } catch (error) {
+      log.error({ reason: (error as Error).message }, 'config reload refused; the old config stays in force')
+    }
+  })
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))
 }

@@ -92,12 +92,12 @@ describe('service routes', () => {
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }
     }
     expect(doc.info.title).toBe('chatgate API')
-    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/v1/chat/completions', '/v1/models', '/v1/models/*', '/v1/usage'])
+    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/metrics', '/v1/chat/completions', '/v1/models', '/v1/models/*', '/v1/usage'])
     const chat = doc.paths['/v1/chat/completions']!.post!
     expect(chat.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }])
     expect(chat.requestBody).toBeDefined()
     expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '429', '502', '504']))
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'bearerAuth'])
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminApiKey', 'adminBearer', 'apiKeyHeader', 'bearerAuth'])
     expect(doc.components.schemas.Error).toBeDefined()
   })
 })

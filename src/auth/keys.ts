@@ -41,13 +41,23 @@ export interface NewKey extends KeyLimitOverrides {
 
 const DAY_MS = 86_400_000
 
+function checkName(raw: string): string {
+  const name = raw.trim()
+  if (name === '' || name.length > 100) throw new GatewayError(400, 'invalid_request_error', 'name must be 1 to 100 characters', undefined, 'name')
+  return name
+}
+
+function checkTier(db: Db, tier: string): string {
+  if (!db.select({ name: tiers.name }).from(tiers).where(eq(tiers.name, tier)).get()) {
+    throw new GatewayError(400, 'invalid_request_error', `unknown tier "${tier}"`, undefined, 'tier')
+  }
+  return tier
+}
+
 /** Creates a key and returns its record and the key itself, the only time the key exists in clear. */
 export function createApiKey(db: Db, input: NewKey, now = Date.now()): { record: KeyRecord; key: string } {
-  const name = input.name.trim()
-  if (name === '' || name.length > 100) throw new GatewayError(400, 'invalid_request_error', 'name must be 1 to 100 characters', undefined, 'name')
-  if (!db.select({ name: tiers.name }).from(tiers).where(eq(tiers.name, input.tier)).get()) {
-    throw new GatewayError(400, 'invalid_request_error', `unknown tier "${input.tier}"`, undefined, 'tier')
-  }
+  const name = checkName(input.name)
+  checkTier(db, input.tier)
   const key = generateApiKey()
   const record: KeyRecord = {
     id: `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`,
@@ -78,6 +88,26 @@ export function findApiKey(db: Db, idOrPrefix: string): KeyRecord {
     .get()
   if (!record) throw new GatewayError(404, 'not_found_error', `no key with id or prefix "${idOrPrefix}"`, 'key_not_found')
   return record
+}
+
+/** A change to a key: absent fields stay, `null` clears an override or the expiry. */
+export interface KeyPatch extends KeyLimitOverrides {
+  name?: string
+  tier?: string
+  expiresInDays?: number | null
+}
+
+export function updateApiKey(db: Db, idOrPrefix: string, patch: KeyPatch, now = Date.now()): KeyRecord {
+  const record = findApiKey(db, idOrPrefix)
+  const changes: Partial<KeyRecord> = {}
+  if (patch.name !== undefined) changes.name = checkName(patch.name)
+  if (patch.tier !== undefined) changes.tier = checkTier(db, patch.tier)
+  if (patch.expiresInDays !== undefined) changes.expiresAt = patch.expiresInDays === null ? null : now + patch.expiresInDays * DAY_MS
+  for (const field of ['requestsPerMinute', 'tokensPerMinute', 'maxConcurrent', 'monthlyTokenQuota', 'dailyRequestQuota'] as const) {
+    if (patch[field] !== undefined) changes[field] = patch[field]
+  }
+  if (Object.keys(changes).length > 0) db.update(apiKeys).set(changes).where(eq(apiKeys.id, record.id)).run()
+  return { ...record, ...changes }
 }
 
 /** Revokes a key (idempotent: a revoked key keeps its first revocation time). */

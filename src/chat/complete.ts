@@ -48,6 +48,7 @@ export async function completeChat(call: ChatCall): Promise<Response> {
   const routing = gateway.routing
   const alias = resolveAlias(routing, request.model)
   record.alias = alias.name
+  record.messages = request.messages
   if (!caller.tier.allows(alias.name)) {
     throw new GatewayError(403, 'permission_error', `Tier "${caller.tier.name}" may not use the model "${alias.name}"`, 'model_not_allowed', 'model')
   }

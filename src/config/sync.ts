@@ -1,13 +1,13 @@
 import { asc, eq } from 'drizzle-orm'
 import { aliasTargets, aliases, tiers, upstreams } from '../../db/schema'
-import type { Db } from '../db'
+import type { DbOrTx } from '../db'
 import type { AliasSettings, GatewayConfig, TierSettings, UpstreamSettings } from './file'
 
 /**
  * Writes the config's tiers, upstreams and aliases into the database in one transaction. Entries
  * the config names are replaced; others, keys and usage are left alone.
  */
-export function syncConfig(db: Db, config: GatewayConfig, now = Date.now()): void {
+export function syncConfig(db: DbOrTx, config: GatewayConfig, now = Date.now()): void {
   db.transaction((tx) => {
     config.tiers.forEach((tier, position) => {
       const row = { ...tier, position }
@@ -39,7 +39,7 @@ export interface StoredRouting {
 }
 
 /** Everything routing needs, read once (at start or reload) so requests never touch the database for it. */
-export function readStoredRouting(db: Db): StoredRouting {
+export function readStoredRouting(db: DbOrTx): StoredRouting {
   const tierRows = db.select().from(tiers).orderBy(asc(tiers.position), asc(tiers.name)).all()
   const upstreamRows = db.select().from(upstreams).orderBy(asc(upstreams.name)).all()
   const aliasRows = db.select().from(aliases).orderBy(asc(aliases.position), asc(aliases.name)).all()

@@ -37,6 +37,7 @@ export interface RoutingTable {
   /** The tier the first key gets: the first in config order. */
   firstTier: string | null
   aliases: ReadonlyMap<string, Alias>
+  upstreams: UpstreamSettings[]
   models: ModelRecord[]
   deadlineMs: number
 }
@@ -85,6 +86,7 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, env
     tiers,
     firstTier: stored.tiers[0]?.name ?? null,
     aliases,
+    upstreams: stored.upstreams,
     models: [...aliases.values()].map((a) => a.model),
     deadlineMs,
   }

@@ -89,6 +89,8 @@ export interface UsageRow extends UsageCounters {
 
 export interface UsageQuery {
   keyId?: string
+  alias?: string
+  upstream?: string
   from: string
   to: string
 }
@@ -97,6 +99,8 @@ export interface UsageQuery {
 export function queryUsage(db: Db, query: UsageQuery): { totals: UsageCounters; data: UsageRow[] } {
   const conditions = [gte(usageDaily.date, query.from), lte(usageDaily.date, query.to)]
   if (query.keyId !== undefined) conditions.push(eq(usageDaily.keyId, query.keyId))
+  if (query.alias !== undefined) conditions.push(eq(usageDaily.alias, query.alias))
+  if (query.upstream !== undefined) conditions.push(eq(usageDaily.upstream, query.upstream))
   const data = db
     .select({
       key_id: usageDaily.keyId,

@@ -1,0 +1,45 @@
+import { Elysia, t } from 'elysia'
+import { createApiKey, keyView, listApiKeys } from '../../src/auth/keys'
+import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
+import { KeyCreateSchema, KeyRecordSchema } from '../../src/http/admin-schemas'
+import { ErrorSchema } from '../../src/http/schemas'
+
+export default defineAdminRoute((gateway) =>
+  new Elysia()
+    .use(adminAuth(gateway))
+    .get('', () => ({ data: listApiKeys(gateway.storage.db).map(keyView) }), {
+      response: { 200: t.Object({ data: t.Array(KeyRecordSchema) }), 401: ErrorSchema },
+      detail: { tags: ['Admin'], summary: 'List keys (prefixes only, never the keys)', security: ADMIN_SECURITY },
+    })
+    .post(
+      '',
+      ({ body, set }) => {
+        const { record, key } = createApiKey(
+          gateway.storage.db,
+          {
+            name: body.name,
+            tier: body.tier,
+            expiresInDays: body.expires_in_days,
+            requestsPerMinute: body.rpm,
+            tokensPerMinute: body.tpm,
+            maxConcurrent: body.max_concurrent,
+            monthlyTokenQuota: body.monthly_token_quota,
+            dailyRequestQuota: body.daily_request_quota,
+          },
+          gateway.now(),
+        )
+        gateway.keys.reload()
+        set.status = 201
+        return { ...keyView(record), key }
+      },
+      {
+        body: KeyCreateSchema,
+        response: {
+          201: t.Composite([KeyRecordSchema, t.Object({ key: t.String({ description: 'Shown only in this response' }) })]),
+          400: ErrorSchema,
+          401: ErrorSchema,
+        },
+        detail: { tags: ['Admin'], summary: 'Create a key; the response is the only time the key is shown', security: ADMIN_SECURITY },
+      },
+    ),
+)

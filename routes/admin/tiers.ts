@@ -1,0 +1,35 @@
+import { Elysia, t } from 'elysia'
+import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
+import { ErrorSchema } from '../../src/http/schemas'
+
+const Quota = t.Union([t.Integer(), t.Null()])
+const TierSchema = t.Object({
+  name: t.String(),
+  requests_per_minute: t.Integer(),
+  tokens_per_minute: t.Integer(),
+  max_concurrent: t.Integer(),
+  daily_request_quota: Quota,
+  monthly_token_quota: Quota,
+  models: t.Union([t.Array(t.String()), t.Null()]),
+})
+
+export default defineAdminRoute((gateway) =>
+  new Elysia().use(adminAuth(gateway)).get(
+    '',
+    () => ({
+      data: [...gateway.routing.tiers.values()].map((tier) => ({
+        name: tier.name,
+        requests_per_minute: tier.requestsPerMinute,
+        tokens_per_minute: tier.tokensPerMinute,
+        max_concurrent: tier.maxConcurrent,
+        daily_request_quota: tier.dailyRequestQuota,
+        monthly_token_quota: tier.monthlyTokenQuota,
+        models: tier.models,
+      })),
+    }),
+    {
+      response: { 200: t.Object({ data: t.Array(TierSchema) }), 401: ErrorSchema },
+      detail: { tags: ['Admin'], summary: 'Tiers in force', security: ADMIN_SECURITY },
+    },
+  ),
+)
