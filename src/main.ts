@@ -42,9 +42,10 @@ async function main(): Promise<void> {
     }, 30_000)
     await server.stop(false)
     clearTimeout(forced)
+    gateway.usage.flush()
     gateway.storage.close()
     log.info('stopped')
-    process.exit(0)
+    log.flush(() => process.exit(0))
   }
   process.on('SIGHUP', () => {
     try {

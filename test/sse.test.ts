@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { readSseEvents } from '../src/providers/sse'
+import { readSseBatches } from '../src/providers/sse'
 
 const streamOf = (parts: string[]) =>
   new ReadableStream<Uint8Array>({
@@ -11,10 +11,10 @@ const streamOf = (parts: string[]) =>
 
 test('events split across reads, CRLF endings, multi-line data and named events', async () => {
   const events = []
-  for await (const event of readSseEvents(
+  for await (const batch of readSseBatches(
     streamOf(['data: {"a"', ':1}\n\nevent: message_start\r\ndata: x\r\n\r\n', ': comment\n\ndata: l1\ndata: l2\n\n', 'data: partial']),
   )) {
-    events.push(event)
+    events.push(...batch)
   }
   expect(events).toEqual([
     { event: null, data: '{"a":1}' },

@@ -6,7 +6,8 @@ import type { LimitState } from '../limits/limiter'
 import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
-import type { ChatCompletionChunk, ChatRequest, Usage } from './types'
+import { ChunkRelay } from './relay'
+import type { ChatRequest, StreamChunk, Usage } from './types'
 
 export interface ChatCall {
   gateway: Gateway
@@ -34,10 +35,10 @@ export const NO_UPSTREAM = '-'
 const encoder = new TextEncoder()
 const DONE = encoder.encode('data: [DONE]\n\n')
 
-/** An upstream stream whose first chunk has arrived: until then, failover was still possible. */
+/** An upstream stream whose first chunks have arrived: until then, failover was still possible. */
 interface OpenedStream {
-  iterator: AsyncIterator<ChatCompletionChunk>
-  first: IteratorResult<ChatCompletionChunk>
+  iterator: AsyncIterator<StreamChunk[]>
+  first: IteratorResult<StreamChunk[]>
 }
 
 /** Resolves the alias, applies the caller's tier and limits, and serves the completion from an upstream. */
@@ -62,14 +63,16 @@ export async function completeChat(call: ChatCall): Promise<Response> {
 
   let lastTarget: Target | undefined
   let upstreamStart: number | undefined
-  // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens charged.
-  const settle = (target: Target | undefined, usage: Usage | null, error: boolean) => {
+  // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens
+  // charged. The promise resolves once the usage is committed: await it before the response ends.
+  const settle = (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
     metrics.inFlight.dec()
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
     record.promptTokens = usage?.prompt_tokens ?? 0
     record.completionTokens = usage?.completion_tokens ?? 0
     const at = gateway.now()
-    gateway.usage.record({
+    admission.release((usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0), at)
+    return gateway.usage.record({
       keyId: caller.key.id,
       alias: alias.name,
       upstream: target?.upstream.name ?? NO_UPSTREAM,
@@ -79,7 +82,6 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       latencyMs: performance.now() - record.start,
       at,
     })
-    admission.release((usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0), at)
   }
   const options: DispatchOptions = {
     clientSignal: call.clientSignal,
@@ -115,8 +117,9 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
       return streamResponse(call, alias, opened, (usage, failure) => {
-        settle(opened.target, usage, failure !== null)
+        const committed = settle(opened.target, usage, failure !== null)
         gateway.observer.finish(record, 200, failure ?? undefined)
+        return committed
       })
     }
     const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
@@ -127,10 +130,10 @@ export async function completeChat(call: ChatCall): Promise<Response> {
     completion.model = alias.name
     completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
     // Counted before the response leaves: a response the client received is always in usage.
-    settle(served.target, completion.usage, false)
+    await settle(served.target, completion.usage, false)
     return new Response(JSON.stringify(completion), { headers: { 'content-type': 'application/json' } })
   } catch (error) {
-    settle(lastTarget, null, true)
+    await settle(lastTarget, null, true)
     throw error
   }
 }
@@ -156,52 +159,47 @@ function streamResponse(
   call: ChatCall,
   alias: Alias,
   opened: Dispatched<OpenedStream>,
-  onEnd: (usage: Usage | null, failure: GatewayError | null) => void,
+  onEnd: (usage: Usage | null, failure: GatewayError | null) => Promise<void>,
 ): Response {
   const { iterator } = opened.value
-  let pending: IteratorResult<ChatCompletionChunk> | null = opened.value.first
-  const includeUsage = call.request.stream_options?.include_usage === true
-  let usage: Usage | null = null
+  let pending: IteratorResult<StreamChunk[]> | null = opened.value.first
+  const relay = new ChunkRelay(alias.name, call.request.stream_options?.include_usage === true)
   let finished = false
-  const finish = (failure: GatewayError | null) => {
+  /** Resolves once the stream's usage is committed. */
+  const finish = async (failure: GatewayError | null) => {
     if (finished) return
     finished = true
     opened.scope.end()
     opened.settle(failure === null || failure.code === 'client_closed')
-    onEnd(usage, failure)
+    await onEnd(relay.usage, failure)
   }
 
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
-        let next: IteratorResult<ChatCompletionChunk>
+        let next: IteratorResult<StreamChunk[]>
+        let text: string
         try {
           next = pending ?? (await iterator.next())
           pending = null
+          text = next.done ? '' : relay.wire(next.value)
         } catch (error) {
           if (finished) return
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
-          finish(failure)
+          await finish(failure)
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(failure.toBody())}\n\n`))
           controller.close()
           return
         }
         if (next.done) {
           // Counted before [DONE] goes out: a client that saw the end of the stream is always billed.
-          finish(null)
+          await finish(null)
           controller.enqueue(DONE)
           controller.close()
           return
         }
-        const chunk = next.value
-        chunk.model = alias.name
-        if (chunk.usage) usage = chunk.usage
-        if (!includeUsage) {
-          // The upstream was asked for usage on our behalf; the caller did not ask to see it.
-          if (chunk.usage && chunk.choices.length === 0) continue
-          delete chunk.usage
-        }
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`))
+        if (text === '') continue
+        controller.enqueue(encoder.encode(text))
         return
       }
     },
@@ -209,8 +207,7 @@ function streamResponse(
       // The caller disconnected: stop the upstream and count what happened.
       const failure = clientClosed()
       opened.scope.abort(failure)
-      finish(failure)
-      await iterator.return?.()
+      await Promise.all([finish(failure), iterator.return?.()])
     },
   })
 

@@ -59,6 +59,14 @@ export interface ChatCompletionChunk {
   [field: string]: unknown
 }
 
+/** A chunk exactly as an OpenAI-compatible upstream serialized it: relayed without re-encoding. */
+export interface RawChunk {
+  data: string
+}
+
+/** What a provider's stream yields, in batches (one per network read). */
+export type StreamChunk = ChatCompletionChunk | RawChunk
+
 export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 })
 
 /** Text of a message: a string as is, text parts joined, anything else empty. */

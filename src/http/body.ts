@@ -11,10 +11,14 @@ export async function readJsonBody(request: Request, contentType: string, maxByt
     throw new GatewayError(415, 'invalid_request_error', `Content-Type must be application/json, got "${contentType || 'none'}"`)
   }
   const tooLarge = () => new GatewayError(413, 'invalid_request_error', `Request body is larger than ${maxBytes} bytes`)
-  const declared = Number(request.headers.get('content-length') ?? 0)
-  if (declared > maxBytes) throw tooLarge()
+  const length = request.headers.get('content-length')
+  if (length !== null) {
+    // A declared length is enforced by HTTP framing: the body cannot be longer, so read it natively.
+    if (Number(length) > maxBytes) throw tooLarge()
+    return parseJson(await request.text())
+  }
 
-  // Read with a running count: a chunked body has no length to check up front.
+  // A chunked body has no length to check up front: read it with a running count.
   const chunks: Uint8Array[] = []
   let size = 0
   const reader = request.body.getReader()
@@ -28,8 +32,11 @@ export async function readJsonBody(request: Request, contentType: string, maxByt
     }
     chunks.push(value)
   }
-  if (size === 0) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
-  const text = chunks.length === 1 ? decoder.decode(chunks[0]) : decoder.decode(Buffer.concat(chunks))
+  return parseJson(chunks.length === 1 ? decoder.decode(chunks[0]) : decoder.decode(Buffer.concat(chunks)))
+}
+
+function parseJson(text: string): unknown {
+  if (text.length === 0) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
   try {
     return JSON.parse(text)
   } catch (error) {

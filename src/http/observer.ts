@@ -3,6 +3,8 @@ import type { Logger } from '../log'
 import type { GatewayMetrics } from '../metrics'
 import type { RequestRecord } from './request-record'
 
+const STATUS_CLASS = ['', '1xx', '2xx', '3xx', '4xx', '5xx']
+
 /** Paths polled by machines: logged at debug level only, so they do not drown the request log. */
 const QUIET_PATHS = new Set(['/health', '/metrics'])
 
@@ -25,15 +27,15 @@ export class RequestObserver {
     const alias = record.alias ?? ''
     const upstream = record.upstream ?? ''
     const m = this.metrics
-    m.requests.inc({ alias, upstream, status: `${Math.floor(status / 100)}xx` })
-    m.requestDuration.observe({ alias }, seconds)
+    m.requestsBy(alias, upstream, STATUS_CLASS[Math.floor(status / 100)] ?? 'other').inc()
+    m.requestDurationBy(alias).observe(seconds)
     if (record.upstreamMs !== undefined) {
-      m.upstreamDuration.observe({ upstream }, record.upstreamMs / 1000)
+      m.upstreamDurationBy(upstream).observe(record.upstreamMs / 1000)
       if (record.ttfbMs === undefined) m.overhead.observe(Math.max(0, seconds - record.upstreamMs / 1000))
     }
-    if (record.ttfbMs !== undefined) m.ttfb.observe({ alias }, record.ttfbMs / 1000)
-    if (record.promptTokens) m.tokens.inc({ alias, direction: 'prompt' }, record.promptTokens)
-    if (record.completionTokens) m.tokens.inc({ alias, direction: 'completion' }, record.completionTokens)
+    if (record.ttfbMs !== undefined) m.ttfbBy(alias).observe(record.ttfbMs / 1000)
+    if (record.promptTokens) m.tokensBy(alias, 'prompt').inc(record.promptTokens)
+    if (record.completionTokens) m.tokensBy(alias, 'completion').inc(record.completionTokens)
 
     const level = QUIET_PATHS.has(record.path) ? 'debug' : status >= 500 ? 'warn' : 'info'
     if (!this.log.isLevelEnabled(level)) return

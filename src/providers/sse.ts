@@ -3,8 +3,11 @@ export interface SseEvent {
   data: string
 }
 
-/** Splits a text/event-stream body into events as bytes arrive. Ends when the body ends. */
-export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+/**
+ * Splits a text/event-stream body into events as bytes arrive: one batch per network read (the
+ * events it completed), so a relay does one hop per read, not per event. Ends when the body ends.
+ */
+export async function* readSseBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder()
   const reader = body.getReader()
   let buffer = ''
@@ -13,14 +16,15 @@ export async function* readSseEvents(body: ReadableStream<Uint8Array>): AsyncGen
       const { value, done } = await reader.read()
       if (done) break
       buffer += decoder.decode(value, { stream: true })
+      const batch: SseEvent[] = []
       let end = eventEnd(buffer)
       while (end !== -1) {
-        const block = buffer.slice(0, end.start)
+        const parsed = parseBlock(buffer.slice(0, end.start))
         buffer = buffer.slice(end.next)
-        const parsed = parseBlock(block)
-        if (parsed) yield parsed
+        if (parsed) batch.push(parsed)
         end = eventEnd(buffer)
       }
+      if (batch.length > 0) yield batch
     }
   } finally {
     reader.releaseLock()

@@ -1,5 +1,5 @@
 import type { UpstreamSettings } from '../config/file'
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../chat/types'
+import type { ChatCompletion, ChatRequest, StreamChunk } from '../chat/types'
 
 /** What a provider gets for one attempt. */
 export interface AttemptContext {
@@ -14,10 +14,11 @@ export interface Provider {
   complete(request: ChatRequest, attempt: AttemptContext): Promise<ChatCompletion>
   /**
    * Resolves once the upstream has accepted the request (status and headers seen). The iterator
-   * yields OpenAI chunks, throws an UpstreamError if the stream breaks, and ends with a chunk
-   * carrying `usage` when the upstream reports it.
+   * yields batches of OpenAI chunks (objects, or raw JSON text relayed as is), throws an
+   * UpstreamError if the stream breaks, and ends with a chunk carrying `usage` when the upstream
+   * reports it.
    */
-  stream(request: ChatRequest, attempt: AttemptContext): Promise<AsyncIterator<ChatCompletionChunk>>
+  stream(request: ChatRequest, attempt: AttemptContext): Promise<AsyncIterator<StreamChunk[]>>
 }
 
 /** An upstream kind: what `kind = "..."` in the config names. One folder per kind under providers/. */

@@ -18,14 +18,37 @@ export interface UsageEntry {
 /** "YYYY-MM-DD" of a time, in UTC. */
 export const utcDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
+// A type alias, not an interface: it must fit the statement's named-parameter record.
+type PendingRow = {
+  keyId: string
+  date: string
+  alias: string
+  upstream: string
+  requests: number
+  errors: number
+  prompt: number
+  completion: number
+  total: number
+  latency: number
+}
+
 /**
- * Increments the day's counters in one statement, committed before the caller's response is
- * finished, so a response the client received is counted even if the process dies right after.
+ * Usage counters with group commit. Every entry recorded in the same event-loop turn is merged
+ * and written in one transaction; `record` resolves once that transaction has committed. Callers
+ * await it before the response is finished, so a response the client received is counted even if
+ * the process dies right after (WAL: a committed transaction survives a process kill), without a
+ * transaction per request.
  */
 export class UsageRecorder {
   private readonly upsert
+  private pending = new Map<string, PendingRow>()
+  private committed: Promise<void> | null = null
+  private settle: { resolve: () => void; reject: (error: unknown) => void } | null = null
+  private dayStart = 0
+  private dayEnd = 0
+  private day = ''
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     const p = (name: string) => sql.placeholder(name)
     this.upsert = db
       .insert(usageDaily)
@@ -34,7 +57,7 @@ export class UsageRecorder {
         date: p('date'),
         alias: p('alias'),
         upstream: p('upstream'),
-        requests: 1,
+        requests: p('requests'),
         errors: p('errors'),
         promptTokens: p('prompt'),
         completionTokens: p('completion'),
@@ -44,7 +67,7 @@ export class UsageRecorder {
       .onConflictDoUpdate({
         target: [usageDaily.keyId, usageDaily.date, usageDaily.alias, usageDaily.upstream],
         set: {
-          requests: sql`${usageDaily.requests} + 1`,
+          requests: sql`${usageDaily.requests} + excluded.requests`,
           errors: sql`${usageDaily.errors} + excluded.errors`,
           promptTokens: sql`${usageDaily.promptTokens} + excluded.prompt_tokens`,
           completionTokens: sql`${usageDaily.completionTokens} + excluded.completion_tokens`,
@@ -55,18 +78,53 @@ export class UsageRecorder {
       .prepare()
   }
 
-  record(entry: UsageEntry): void {
-    this.upsert.run({
-      keyId: entry.keyId,
-      date: utcDate(entry.at),
-      alias: entry.alias,
-      upstream: entry.upstream,
-      errors: entry.error ? 1 : 0,
-      prompt: entry.promptTokens,
-      completion: entry.completionTokens,
-      total: entry.promptTokens + entry.completionTokens,
-      latency: Math.round(entry.latencyMs),
-    })
+  private dateOf(at: number): string {
+    if (at < this.dayStart || at >= this.dayEnd) {
+      this.day = utcDate(at)
+      this.dayStart = Date.parse(`${this.day}T00:00:00Z`)
+      this.dayEnd = this.dayStart + 86_400_000
+    }
+    return this.day
+  }
+
+  /** Adds one request to the counters; resolves when it is committed. */
+  record(entry: UsageEntry): Promise<void> {
+    const date = this.dateOf(entry.at)
+    const id = `${entry.keyId}\u0000${date}\u0000${entry.alias}\u0000${entry.upstream}`
+    let row = this.pending.get(id)
+    if (!row) {
+      row = { keyId: entry.keyId, date, alias: entry.alias, upstream: entry.upstream, requests: 0, errors: 0, prompt: 0, completion: 0, total: 0, latency: 0 }
+      this.pending.set(id, row)
+    }
+    row.requests++
+    if (entry.error) row.errors++
+    row.prompt += entry.promptTokens
+    row.completion += entry.completionTokens
+    row.total += entry.promptTokens + entry.completionTokens
+    row.latency += Math.round(entry.latencyMs)
+    if (!this.committed) {
+      this.committed = new Promise((resolve, reject) => (this.settle = { resolve, reject }))
+      setImmediate(() => this.flush())
+    }
+    return this.committed
+  }
+
+  /** Commits whatever is pending now (also called at shutdown). */
+  flush(): void {
+    const rows = this.pending
+    const settle = this.settle
+    this.pending = new Map()
+    this.committed = null
+    this.settle = null
+    if (rows.size === 0) return settle?.resolve()
+    try {
+      this.db.transaction(() => {
+        for (const row of rows.values()) this.upsert.run(row)
+      })
+      settle?.resolve()
+    } catch (error) {
+      settle?.reject(error)
+    }
   }
 }
 

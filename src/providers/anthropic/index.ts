@@ -1,8 +1,8 @@
 import type { UpstreamSettings } from '../../config/file'
-import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messageText, type Usage } from '../../chat/types'
+import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messageText, type StreamChunk, type Usage } from '../../chat/types'
 import { connectionLost, notConfigured, protocolViolation, UpstreamError } from '../errors'
 import { postJson, readJson, requireEventStream, transportError } from '../http'
-import { readSseEvents } from '../sse'
+import { readSseBatches } from '../sse'
 import type { Provider, ProviderKind } from '../types'
 
 const ANTHROPIC_VERSION = '2023-06-01'
@@ -112,8 +112,8 @@ function isMessage(value: unknown): value is AnthropicMessageResponse {
   )
 }
 
-/** Anthropic's SSE events -> OpenAI chat.completion.chunk objects, ending with a usage chunk. */
-async function* anthropicChunks(upstream: string, model: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<ChatCompletionChunk> {
+/** Anthropic's SSE events -> batches of OpenAI chat.completion.chunk objects, ending with a usage chunk. */
+async function* anthropicChunks(upstream: string, model: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<StreamChunk[]> {
   let id = 'msg'
   const created = Math.floor(Date.now() / 1000)
   const input: AnthropicUsage = {}
@@ -126,44 +126,50 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
     choices: [{ index: 0, delta, finish_reason: finish }],
   })
   try {
-    for await (const event of readSseEvents(body)) {
-      let data: Record<string, any>
-      try {
-        data = JSON.parse(event.data) as Record<string, any>
-      } catch {
-        throw protocolViolation(upstream, 'a stream event is not valid JSON')
-      }
-      switch (data.type) {
-        case 'message_start':
-          id = String(data.message?.id ?? id)
-          Object.assign(input, data.message?.usage ?? {})
-          outputTokens = data.message?.usage?.output_tokens ?? 0
-          yield chunk({ role: 'assistant', content: '' })
-          break
-        case 'content_block_delta':
-          if (data.delta?.type === 'text_delta') yield chunk({ content: String(data.delta.text ?? '') })
-          break
-        case 'message_delta':
-          if (typeof data.usage?.output_tokens === 'number') outputTokens = data.usage.output_tokens
-          if (typeof data.usage?.input_tokens === 'number') input.input_tokens = data.usage.input_tokens
-          if (data.delta?.stop_reason) yield chunk({}, finishReason(data.delta.stop_reason))
-          break
-        case 'message_stop':
-          yield { id, object: 'chat.completion.chunk', created, model, choices: [], usage: toUsage({ ...input, output_tokens: outputTokens }) }
-          return
-        case 'error': {
-          const error = data.error as { type?: string; message?: string } | undefined
-          const overloaded = error?.type === 'overloaded_error'
-          throw new UpstreamError(
-            502,
-            'upstream_error',
-            `Upstream "${upstream}" stream error: ${error?.message ?? 'unknown'}`,
-            overloaded ? 'same' : 'other',
-            'upstream_stream_error',
-          )
+    for await (const events of readSseBatches(body)) {
+      const batch: ChatCompletionChunk[] = []
+      for (const event of events) {
+        let data: Record<string, any>
+        try {
+          data = JSON.parse(event.data) as Record<string, any>
+        } catch {
+          throw protocolViolation(upstream, 'a stream event is not valid JSON')
         }
-        // ping, content_block_start, content_block_stop and future event types carry nothing to relay.
+        switch (data.type) {
+          case 'message_start':
+            id = String(data.message?.id ?? id)
+            Object.assign(input, data.message?.usage ?? {})
+            outputTokens = data.message?.usage?.output_tokens ?? 0
+            batch.push(chunk({ role: 'assistant', content: '' }))
+            break
+          case 'content_block_delta':
+            if (data.delta?.type === 'text_delta') batch.push(chunk({ content: String(data.delta.text ?? '') }))
+            break
+          case 'message_delta':
+            if (typeof data.usage?.output_tokens === 'number') outputTokens = data.usage.output_tokens
+            if (typeof data.usage?.input_tokens === 'number') input.input_tokens = data.usage.input_tokens
+            if (data.delta?.stop_reason) batch.push(chunk({}, finishReason(data.delta.stop_reason)))
+            break
+          case 'message_stop':
+            batch.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: toUsage({ ...input, output_tokens: outputTokens }) })
+            yield batch
+            return
+          case 'error': {
+            const error = data.error as { type?: string; message?: string } | undefined
+            const overloaded = error?.type === 'overloaded_error'
+            if (batch.length > 0) yield batch
+            throw new UpstreamError(
+              502,
+              'upstream_error',
+              `Upstream "${upstream}" stream error: ${error?.message ?? 'unknown'}`,
+              overloaded ? 'same' : 'other',
+              'upstream_stream_error',
+            )
+          }
+          // ping, content_block_start, content_block_stop and future event types carry nothing to relay.
+        }
       }
+      if (batch.length > 0) yield batch
     }
   } catch (error) {
     throw transportError(upstream, signal, error)

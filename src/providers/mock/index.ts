@@ -1,4 +1,4 @@
-import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messageText, type Usage } from '../../chat/types'
+import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messageText, type StreamChunk, type Usage } from '../../chat/types'
 import type { Provider, ProviderKind } from '../types'
 
 /** Whitespace-separated words: the mock's stand-in for tokens. */
@@ -43,11 +43,10 @@ function createMockProvider(): Provider {
       })
       // Word by word, keeping the whitespace that follows each word so the pieces join back exactly.
       const pieces = answer.match(/\S+\s*|\s+/g) ?? []
-      async function* chunks(): AsyncGenerator<ChatCompletionChunk> {
-        yield chunk({ role: 'assistant', content: '' }, null)
-        for (const piece of pieces) yield chunk({ content: piece }, null)
-        yield chunk({}, 'stop')
-        yield { id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage }
+      async function* chunks(): AsyncGenerator<StreamChunk[]> {
+        yield [chunk({ role: 'assistant', content: '' }, null)]
+        for (const piece of pieces) yield [chunk({ content: piece }, null)]
+        yield [chunk({}, 'stop'), { id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage }]
       }
       return chunks()
     },

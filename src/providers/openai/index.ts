@@ -1,27 +1,41 @@
 import type { UpstreamSettings } from '../../config/file'
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from '../../chat/types'
+import type { ChatCompletion, ChatRequest, StreamChunk } from '../../chat/types'
 import { connectionLost, notConfigured, protocolViolation } from '../errors'
 import { postJson, readJson, requireEventStream, transportError } from '../http'
-import { readSseEvents } from '../sse'
+import { readSseBatches } from '../sse'
 import type { Provider, ProviderKind } from '../types'
 
 function isCompletion(value: unknown): value is ChatCompletion {
   return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices)
 }
 
-async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<ChatCompletionChunk> {
+/**
+ * Relays the upstream's chunks as the JSON text it sent (no parse and re-encode per chunk), except
+ * an event that may be an error, which is parsed to tell. Ends at [DONE].
+ */
+async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<StreamChunk[]> {
   try {
-    for await (const event of readSseEvents(body)) {
-      if (event.data === '[DONE]') return
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(event.data)
-      } catch {
-        throw protocolViolation(upstream, 'a stream event is not valid JSON')
+    for await (const events of readSseBatches(body)) {
+      const batch: StreamChunk[] = []
+      let done = false
+      for (const event of events) {
+        if (event.data === '[DONE]') {
+          done = true
+          break
+        }
+        if (event.data.includes('"error"')) {
+          let parsed: { error?: { message?: string } }
+          try {
+            parsed = JSON.parse(event.data) as typeof parsed
+          } catch {
+            throw protocolViolation(upstream, 'a stream event is not valid JSON')
+          }
+          if (parsed.error) throw protocolViolation(upstream, `stream error: ${parsed.error.message ?? 'unknown'}`)
+        }
+        batch.push({ data: event.data })
       }
-      const error = (parsed as { error?: { message?: string } }).error
-      if (error) throw protocolViolation(upstream, `stream error: ${error.message ?? 'unknown'}`)
-      yield parsed as ChatCompletionChunk
+      if (batch.length > 0) yield batch
+      if (done) return
     }
   } catch (error) {
     throw transportError(upstream, signal, error)

@@ -1,0 +1,329 @@
+/**
+ * `bun run bench`: the gateway's tax, measured side by side with the direct upstream and a bare Bun
+ * proxy (the floor), with wrk, on 127.0.0.1. Prints one table and writes it as JSON to bench/results/.
+ *
+ *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory]
+ */
+import type { Subprocess } from 'bun'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const ROOT = join(import.meta.dir, '..')
+const { values: options } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    runs: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    peer: { type: 'string' },
+    'skip-memory': { type: 'boolean', default: false },
+    'memory-requests': { type: 'string', default: '200000' },
+  },
+})
+const RUNS = Number(options.runs)
+const DURATION = Number(options.duration)
+const WARMUP = Number(options.warmup)
+
+if (Bun.spawnSync(['which', 'wrk']).exitCode !== 0) {
+  console.error('wrk is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk')
+  process.exit(1)
+}
+
+// ---------------------------------------------------------------- processes
+
+const children: Subprocess[] = []
+process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')))
+process.on('SIGINT', () => process.exit(130))
+
+async function freePort(): Promise<number> {
+  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
+  const port = server.port!
+  await server.stop(true)
+  return port
+}
+
+function start(cmd: string[], env: Record<string, string> = {}): Subprocess {
+  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'inherit' })
+  children.push(child)
+  return child
+}
+
+async function waitForHealthy(url: string, timeoutMs = 15_000): Promise<number> {
+  const started = performance.now()
+  while (performance.now() - started < timeoutMs) {
+    try {
+      const response = await fetch(url)
+      if (response.status < 500) return performance.now() - started
+    } catch {}
+    await Bun.sleep(5)
+  }
+  throw new Error(`${url} did not come up`)
+}
+
+function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+  return kb / 1024
+}
+
+// ---------------------------------------------------------------- wrk
+
+interface WrkResult {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  requests: number
+}
+
+const LUA = join(mkdtempSync(join(tmpdir(), 'chatgate-bench-lua-')), 'post.lua')
+writeFileSync(
+  LUA,
+  `wrk.method = "POST"
+wrk.body = os.getenv("BENCH_BODY")
+wrk.headers["Content-Type"] = "application/json"
+local headers = os.getenv("BENCH_HEADERS") or ""
+for name, value in string.gmatch(headers, "([^:|]+):([^|]+)") do wrk.headers[name] = value end
+`,
+)
+
+const ms = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!
+
+function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): WrkResult {
+  const threads = Math.min(2, connections)
+  const run = Bun.spawnSync(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', LUA, url], {
+    env: {
+      ...process.env,
+      BENCH_BODY: body,
+      BENCH_HEADERS: Object.entries(headers)
+        .map(([k, v]) => `${k}:${v}`)
+        .join('|'),
+    },
+  })
+  const out = run.stdout.toString()
+  const percentile = (p: string) => {
+    const match = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out)
+    return match ? ms(match[1]!, match[2]!) : NaN
+  }
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
+  const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
+    p50: percentile('50'),
+    p99: percentile('99'),
+    errors: non2xx + socketErrors,
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+  }
+}
+
+// ---------------------------------------------------------------- setup
+
+const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-'))
+const mockPort = await freePort()
+start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
+await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
+
+const barePort = await freePort()
+start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
+
+const configPath = join(work, 'gateway.toml')
+writeFileSync(
+  configPath,
+  `
+[tiers.bench]
+requests_per_minute = 100000000
+tokens_per_minute = 1000000000000
+max_concurrent = 100000
+
+[upstreams.mock]
+kind = "openai"
+base_url = "http://127.0.0.1:${mockPort}/v1"
+
+[aliases."bench/fast"]
+targets = [{ upstream = "mock", model = "bench-model" }]
+`,
+)
+const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath }
+const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+  cwd: ROOT,
+  env: { ...process.env, ...gatewayEnv },
+})
+const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
+
+const gatewayPort = await freePort()
+const gatewayStarted = performance.now()
+const gateway = start(['bun', 'src/main.ts'], { ...gatewayEnv, PORT: String(gatewayPort) })
+const startupMs = await waitForHealthy(`http://127.0.0.1:${gatewayPort}/health`)
+void gatewayStarted
+await waitForHealthy(`http://127.0.0.1:${barePort}/`)
+
+interface Target {
+  name: string
+  url: string
+  headers: Record<string, string>
+  model: string
+  pid?: number
+}
+const targets: Target[] = [
+  { name: 'direct', url: `http://127.0.0.1:${mockPort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
+  { name: 'bare proxy', url: `http://127.0.0.1:${barePort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
+  {
+    name: 'chatgate',
+    url: `http://127.0.0.1:${gatewayPort}/v1/chat/completions`,
+    headers: { Authorization: `Bearer ${key}` },
+    model: 'bench/fast',
+    pid: gateway.pid,
+  },
+]
+
+if (options.peer === 'portkey') {
+  const dir = join(work, 'portkey')
+  mkdirSync(dir)
+  console.error('installing @portkey-ai/gateway from npm ...')
+  const install = Bun.spawnSync(['npm', 'install', '--no-audit', '--no-fund', '--prefix', dir, '@portkey-ai/gateway'], { stderr: 'inherit' })
+  if (install.exitCode !== 0) throw new Error('npm install @portkey-ai/gateway failed')
+  const portkeyPort = await freePort()
+  const entry = join(dir, 'node_modules/@portkey-ai/gateway/build/start-server.js')
+  const portkey = start(['node', entry, '--port', String(portkeyPort)])
+  await waitForHealthy(`http://127.0.0.1:${portkeyPort}/`, 30_000)
+  targets.push({
+    name: 'portkey',
+    url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+    headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${mockPort}/v1`, Authorization: 'Bearer sk-bench' },
+    model: 'bench-model',
+    pid: portkey.pid,
+  })
+}
+
+const idleRssMb = rssMb(gateway.pid)
+
+// ---------------------------------------------------------------- load
+
+const scenarios = [
+  { name: 'json c1', stream: false, connections: 1 },
+  { name: 'json c32', stream: false, connections: 32 },
+  { name: 'stream c1', stream: true, connections: 1 },
+  { name: 'stream c32', stream: true, connections: 32 },
+]
+const bodyFor = (model: string, stream: boolean) =>
+  JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something about foxes.' }], ...(stream ? { stream: true } : {}) })
+
+const samples: Record<string, Record<string, WrkResult[]>> = {}
+for (let run = 1; run <= RUNS; run++) {
+  for (const scenario of scenarios) {
+    for (const target of targets) {
+      const body = bodyFor(target.model, scenario.stream)
+      wrk(target.url, scenario.connections, WARMUP, body, target.headers)
+      const result = wrk(target.url, scenario.connections, DURATION, body, target.headers)
+      ;((samples[scenario.name] ??= {})[target.name] ??= []).push(result)
+      console.error(
+        `run ${run}/${RUNS} ${scenario.name.padEnd(10)} ${target.name.padEnd(10)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(3)} ms  p99 ${result.p99.toFixed(3)} ms  errors ${result.errors}`,
+      )
+    }
+  }
+}
+const peakRssMb = rssMb(gateway.pid, 'VmHWM')
+
+// ---------------------------------------------------------------- memory check
+
+let memory: { after20k: number; after200k: number; requests: number; growthPct: number } | null = null
+if (!options['skip-memory']) {
+  const target = targets[2]!
+  const body = bodyFor(target.model, false)
+  const total = Number(options['memory-requests'])
+  let sent = 0
+  const until = (count: number) => {
+    while (sent < count) {
+      const rate = Math.max(1000, samples['json c32']?.[target.name]?.[0]?.rps ?? 5000)
+      const seconds = Math.max(1, Math.ceil(((count - sent) / rate) * 1.05))
+      sent += wrk(target.url, 32, seconds, body, target.headers).requests
+    }
+  }
+  until(Math.round(total / 10))
+  Bun.gc(true)
+  const after20k = rssMb(gateway.pid)
+  until(total)
+  const after200k = rssMb(gateway.pid)
+  memory = { after20k, after200k, requests: sent, growthPct: ((after200k - after20k) / after20k) * 100 }
+}
+
+// ---------------------------------------------------------------- report
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+const summary: Record<string, Record<string, { rps: number; p50: number; p99: number; errors: number }>> = {}
+for (const [scenario, byTarget] of Object.entries(samples)) {
+  for (const [target, results] of Object.entries(byTarget)) {
+    ;(summary[scenario] ??= {})[target] = {
+      rps: median(results.map((r) => r.rps)),
+      p50: median(results.map((r) => r.p50)),
+      p99: median(results.map((r) => r.p99)),
+      errors: results.reduce((sum, r) => sum + r.errors, 0),
+    }
+  }
+}
+
+const lines: string[] = []
+const pad = (s: string, n: number) => s.padEnd(n)
+lines.push(`chatgate benchmark: medians of ${RUNS} run(s), ${DURATION} s each, wrk on 127.0.0.1 (${new Date().toISOString()})`)
+lines.push('')
+lines.push(
+  `${pad('scenario', 11)}${pad('target', 12)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}`,
+)
+for (const [scenario, byTarget] of Object.entries(summary)) {
+  const direct = byTarget.direct!
+  const bare = byTarget['bare proxy']!
+  for (const [target, r] of Object.entries(byTarget)) {
+    const vsBare = target === 'direct' ? '' : (r.rps / bare.rps).toFixed(2)
+    const vsDirect = target === 'direct' ? '' : (r.rps / direct.rps).toFixed(2)
+    const p50d = target === 'direct' ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
+    const p99d = target === 'direct' ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
+    lines.push(
+      `${pad(scenario, 11)}${pad(target, 12)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}`,
+    )
+  }
+}
+lines.push('')
+lines.push(`chatgate startup to first healthy /health: ${startupMs.toFixed(0)} ms`)
+lines.push(`chatgate RSS: idle ${idleRssMb.toFixed(1)} MB, peak under load ${peakRssMb.toFixed(1)} MB`)
+if (memory) {
+  lines.push(
+    `memory check: RSS after ${Math.round(Number(options['memory-requests']) / 10)} requests ${memory.after20k.toFixed(1)} MB, after ${memory.requests} requests ${memory.after200k.toFixed(1)} MB (${memory.growthPct >= 0 ? '+' : ''}${memory.growthPct.toFixed(1)}%)`,
+  )
+}
+const j = summary['json c32']!
+const s = summary['stream c32']!
+const c1 = summary['json c1']!
+const checks = [
+  [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
+  [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
+  [`JSON c1 p99 - direct p99 <= 1 ms`, c1.chatgate!.p99 - c1.direct!.p99 <= 1],
+  [`stream c32 req/s >= 0.85 x bare proxy`, s.chatgate!.rps >= 0.85 * s['bare proxy']!.rps],
+  [`peak RSS <= 120 MB`, peakRssMb <= 120],
+  [`startup <= 300 ms`, startupMs <= 300],
+  ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as [string, boolean]] : []),
+  ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
+] as [string, boolean][]
+lines.push('')
+for (const [name, ok] of checks) lines.push(`${ok ? 'PASS' : 'MISS'}  ${name}`)
+console.log(lines.join('\n'))
+
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true })
+const file = join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
+writeFileSync(
+  file,
+  JSON.stringify(
+    { runs: RUNS, durationSeconds: DURATION, summary, samples, startupMs, idleRssMb, peakRssMb, memory, checks: Object.fromEntries(checks) },
+    null,
+    2,
+  ),
+)
+console.log(`\nwritten to ${file}`)
+rmSync(work, { recursive: true, force: true })
+process.exit(0)
