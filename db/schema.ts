@@ -86,3 +86,35 @@ export const usageDaily = sqliteTable(
     index('usage_daily_date').on(table.date),
   ],
 )
+
+/** Upper bounds (ms) of the latency histogram kept per minute; the last bucket is everything above. */
+export const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000] as const
+export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1
+
+const latencyBuckets = Object.fromEntries(Array.from({ length: LATENCY_BUCKETS }, (_, i) => [`lat${i}`, integer(`lat_${i}`).notNull().default(0)])) as Record<
+  `lat${number}`,
+  ReturnType<typeof integer>
+>
+
+/**
+ * Per-minute rollups for the dashboard's time series, kept for a configurable retention. Latency
+ * is a histogram (fixed buckets, one column each) so p50/p95 can be computed over any range by
+ * adding counts.
+ */
+export const usageMinute = sqliteTable(
+  'usage_minute',
+  {
+    /** Unix time of the minute's start, in seconds. */
+    minute: integer('minute').notNull(),
+    keyId: text('key_id').notNull(),
+    alias: text('alias').notNull(),
+    upstream: text('upstream').notNull(),
+    requests: integer('requests').notNull().default(0),
+    errors: integer('errors').notNull().default(0),
+    promptTokens: integer('prompt_tokens').notNull().default(0),
+    completionTokens: integer('completion_tokens').notNull().default(0),
+    latencyMsSum: integer('latency_ms_sum').notNull().default(0),
+    ...latencyBuckets,
+  },
+  (table) => [primaryKey({ columns: [table.minute, table.keyId, table.alias, table.upstream] })],
+)

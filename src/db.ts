@@ -5,7 +5,8 @@ import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
 import * as schema from '../db/schema'
 
-export type Db = BunSQLiteDatabase<typeof schema>
+/** Drizzle over bun:sqlite; `$client` is the raw connection, for the few statements Drizzle cannot express. */
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 /** The database or a transaction on it: what functions that read or write rows take. */
 export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0]
 

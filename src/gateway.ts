@@ -13,6 +13,7 @@ import { GatewayMetrics } from './metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import { UsageRecorder, usageBaseline } from './usage/recorder'
+import { pruneMinuteRollups } from './usage/rollups'
 
 export const VERSION: string = pkg.version
 
@@ -103,4 +104,16 @@ export function ensureFirstKey(gateway: Gateway): string | null {
   const { key } = createApiKey(gateway.storage.db, { name: 'first key', tier: gateway.routing.firstTier }, gateway.now())
   gateway.keys.reload()
   return key
+}
+
+/** Prunes minute rollups past the configured retention now and every 10 minutes; returns a stop function. */
+export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () => void {
+  const prune = () => {
+    const removed = pruneMinuteRollups(gateway.storage.db, gateway.now(), gateway.config.usage.minuteRetentionDays)
+    if (removed > 0) gateway.log.debug({ removed }, 'pruned minute rollups')
+  }
+  prune()
+  const timer = setInterval(prune, intervalMs)
+  timer.unref()
+  return () => clearInterval(timer)
 }

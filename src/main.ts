@@ -1,6 +1,6 @@
 import { createApp } from './app'
 import { readEnv } from './config/env'
-import { createGateway, ensureFirstKey, reloadConfig, VERSION } from './gateway'
+import { createGateway, ensureFirstKey, reloadConfig, startRollupPruning, VERSION } from './gateway'
 import { GatewayError } from './errors'
 import { createLogger } from './log'
 
@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   const firstKey = ensureFirstKey(gateway)
   const app = await createApp(gateway)
   gateway.keys.watch()
+  const stopPruning = startRollupPruning(gateway)
 
   const server = Bun.serve({
     hostname: env.host,
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
     stopping = true
     log.info({ signal }, 'draining in-flight requests')
     gateway.keys.stop()
+    stopPruning()
     const forced = setTimeout(() => {
       log.warn('drain took over 30 s; closing remaining connections')
       void server.stop(true)

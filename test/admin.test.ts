@@ -29,6 +29,7 @@ describe('admin API: who may call it', () => {
     ['GET', '/admin/upstreams'],
     ['GET', '/admin/aliases'],
     ['GET', '/admin/usage'],
+    ['GET', '/admin/usage/series'],
     ['POST', '/admin/reload'],
     ['DELETE', `/admin/keys/${keyId}`],
   ]
@@ -69,6 +70,17 @@ describe('admin API: who may call it', () => {
     }
   })
 
+  test('/dashboard: the login page and its assets are served when admin is on, 404 when off', async () => {
+    for (const path of ['/dashboard', '/dashboard/assets/dashboard.js', '/dashboard/assets/uPlot.iife.min.js', '/dashboard/assets/uPlot.min.css']) {
+      expect(`${path} ${(await enabled.request(path)).status}`).toBe(`${path} 200`)
+      expect(`${path} ${(await disabled.request(path)).status}`).toBe(`${path} 404`)
+    }
+    const page = await enabled.request('/dashboard')
+    expect(page.headers.get('content-type')).toContain('text/html')
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'")
+    expect(await page.text()).not.toMatch(/https?:\/\//)
+  })
+
   test('the admin key never works as a caller key', async () => {
     const response = await enabled.request('/v1/chat/completions', json(chatBody(), { authorization: `Bearer ${ADMIN_KEY}` }))
     expect(response.status).toBe(401)
@@ -85,6 +97,7 @@ describe('admin API: who may call it', () => {
       '/admin/tiers',
       '/admin/upstreams',
       '/admin/usage',
+      '/admin/usage/series',
     ])
     for (const path of adminPaths) {
       for (const operation of Object.values(doc.paths[path]!)) {

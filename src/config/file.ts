@@ -50,6 +50,7 @@ export interface GatewayConfig {
   upstreams: UpstreamSettings[]
   aliases: AliasSettings[]
   routing: { deadlineMs: number }
+  usage: { minuteRetentionDays: number }
 }
 
 const PositiveInt = Type.Integer({ minimum: 1 })
@@ -105,6 +106,7 @@ const ConfigFileSchema = Type.Object(
     upstreams: Type.Optional(Type.Record(Type.String(), UpstreamSchema)),
     aliases: Type.Optional(Type.Record(Type.String(), AliasSchema)),
     routing: Type.Optional(Type.Object({ deadline_ms: Type.Optional(Millis) }, strict)),
+    usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
   },
   strict,
 )
@@ -197,7 +199,14 @@ export function parseGatewayConfig(raw: unknown, source: string): GatewayConfig 
     return { name, strategy, targets }
   })
 
-  return { source, tiers, upstreams, aliases, routing: { deadlineMs: file.routing?.deadline_ms ?? 120_000 } }
+  return {
+    source,
+    tiers,
+    upstreams,
+    aliases,
+    routing: { deadlineMs: file.routing?.deadline_ms ?? 120_000 },
+    usage: { minuteRetentionDays: file.usage?.minute_retention_days ?? 7 },
+  }
 }
 
 /** Reads the config file (TOML or JSON), or the built-in defaults when there is none. */

@@ -3,6 +3,7 @@ import { apiKeys, usageDaily } from '../../db/schema'
 import type { Db } from '../db'
 import { GatewayError } from '../errors'
 import type { QuotaBaseline } from '../limits/limiter'
+import { MinuteRollups } from './rollups'
 
 export interface UsageEntry {
   keyId: string
@@ -33,8 +34,8 @@ type PendingRow = {
 }
 
 /**
- * Usage counters with group commit. Every entry recorded in the same event-loop turn is merged
- * and written in one transaction; `record` resolves once that transaction has committed. Callers
+ * Usage counters (daily, and per-minute rollups for the dashboard) with group commit. Every entry
+ * recorded in the same event-loop turn is merged and written in one transaction; `record` resolves once that transaction has committed. Callers
  * await it before the response is finished, so a response the client received is counted even if
  * the process dies right after (WAL: a committed transaction survives a process kill), without a
  * transaction per request.
@@ -44,11 +45,13 @@ export class UsageRecorder {
   private pending = new Map<string, PendingRow>()
   private committed: Promise<void> | null = null
   private settle: { resolve: () => void; reject: (error: unknown) => void } | null = null
+  private readonly rollups: MinuteRollups
   private dayStart = 0
   private dayEnd = 0
   private day = ''
 
   constructor(private readonly db: Db) {
+    this.rollups = new MinuteRollups(db)
     const p = (name: string) => sql.placeholder(name)
     this.upsert = db
       .insert(usageDaily)
@@ -102,6 +105,7 @@ export class UsageRecorder {
     row.completion += entry.completionTokens
     row.total += entry.promptTokens + entry.completionTokens
     row.latency += Math.round(entry.latencyMs)
+    this.rollups.add(entry)
     if (!this.committed) {
       this.committed = new Promise((resolve, reject) => (this.settle = { resolve, reject }))
       setImmediate(() => this.flush())
@@ -120,6 +124,7 @@ export class UsageRecorder {
     try {
       this.db.transaction(() => {
         for (const row of rows.values()) this.upsert.run(row)
+        this.rollups.write()
       })
       settle?.resolve()
     } catch (error) {

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { type Browser, chromium } from 'playwright-core'
+import { createApiKey } from '../src/auth/keys'
+import { loadGatewayConfig } from '../src/config/file'
+import { syncConfig } from '../src/config/sync'
+import { openStorage } from '../src/db'
+import { UsageRecorder } from '../src/usage/recorder'
+import { ROOT, tempDir } from './support/gateway'
+import { type GatewayProcess, spawnGateway } from './support/process'
+
+const CHROMIUM = '/usr/bin/chromium'
+const ADMIN_KEY = 'dashboard-admin-key-0123456789'
+const haveChromium = existsSync(CHROMIUM)
+if (!haveChromium) console.warn(`dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`)
+
+describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
+  const dir = tempDir()
+  let gateway: GatewayProcess
+  let browser: Browser
+
+  beforeAll(async () => {
+    // Known traffic: requests in three distinct minutes of the last hour, on one key.
+    const dbPath = join(dir.path, 'gateway.sqlite')
+    const storage = openStorage(dbPath)
+    syncConfig(storage.db, loadGatewayConfig(null))
+    const { record } = createApiKey(storage.db, { name: 'seeded', tier: 'pro' })
+    const recorder = new UsageRecorder(storage.db)
+    const now = Date.now()
+    const writes = [50, 50, 30, 10].map((minutesAgo, i) =>
+      recorder.record({
+        keyId: record.id,
+        alias: 'local/echo',
+        upstream: 'local',
+        error: i === 1,
+        promptTokens: 7,
+        completionTokens: 3,
+        latencyMs: 12,
+        at: now - minutesAgo * 60_000,
+      }),
+    )
+    await Promise.all(writes)
+    storage.close()
+
+    gateway = await spawnGateway({ GATEWAY_DB: dbPath, GATEWAY_ADMIN_KEY: ADMIN_KEY })
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-dev-shm-usage',
+        '--no-first-run',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    })
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await gateway?.stop()
+    dir[Symbol.dispose]()
+  })
+
+  test('log in, see the charts and tables, create a key and revoke it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const page = await context.newPage()
+    const foreign: string[] = []
+    page.on('request', (request) => {
+      if (!request.url().startsWith(gateway.url)) foreign.push(request.url())
+    })
+    page.on('dialog', (dialog) => void dialog.accept())
+
+    await page.goto(`${gateway.url}/dashboard`)
+    await page.fill('#login-key', ADMIN_KEY)
+    await page.click('#login button[type=submit]')
+
+    // The hour view: 60 one-minute points, 3 of them with the seeded traffic.
+    const chart = page.locator('#chart-requests')
+    await expect(chart).toBeDefined()
+    await page.waitForSelector('#chart-requests[data-points="60"][data-active="3"]', { timeout: 10_000 })
+    expect(await page.locator('#chart-requests canvas').count()).toBeGreaterThan(0)
+    await page.waitForSelector('#keys tbody tr')
+    const seededRow = page.locator('#keys tbody tr', { hasText: 'seeded' })
+    expect(await seededRow.locator('td').nth(3).textContent()).toBe('4')
+    expect(await seededRow.locator('td').nth(4).textContent()).toBe('40')
+    expect(await page.locator('#aliases tbody tr', { hasText: 'local/echo' }).locator('.badge').first().textContent()).toBe('closed')
+
+    // The key never lands in a URL or a cookie.
+    expect(page.url()).not.toContain(ADMIN_KEY)
+    expect((await context.cookies()).length).toBe(0)
+
+    await page.fill('#new-key-name', 'browser-made')
+    await page.selectOption('#new-key-tier', 'standard')
+    await page.click('#create-key button[type=submit]')
+    const created = page.locator('#keys tbody tr', { hasText: 'browser-made' })
+    await created.waitFor()
+    expect(await page.locator('#new-key').textContent()).toMatch(/sk-cg-[A-Za-z0-9]{40}/)
+    expect(await created.locator('.badge').textContent()).toBe('active')
+
+    await created.locator('button.revoke').click()
+    await page.waitForSelector('#keys tbody tr:has-text("browser-made") .badge.revoked')
+
+    await page.screenshot({ path: join(ROOT, 'test/artifacts/dashboard.png'), fullPage: true })
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.waitForTimeout(200)
+    await page.screenshot({ path: join(ROOT, 'test/artifacts/dashboard-phone.png'), fullPage: true })
+    expect(foreign).toEqual([])
+    await context.close()
+  })
+})
