@@ -27,6 +27,8 @@ async function main(): Promise<void> {
     { version: VERSION, port: server.port, host: env.host, database: env.dbPath, config: gateway.config.source },
     `chatgate ${VERSION} listening on http://${env.host}:${server.port}`,
   )
+  // The start is announced at once, not at the next periodic flush.
+  log.flush()
   if (firstKey) {
     process.stdout.write(`\nNo API key existed, so one was created on tier "${gateway.routing.firstTier}". It is shown only this once:\n${firstKey}\n\n`)
   }

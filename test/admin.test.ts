@@ -322,7 +322,8 @@ describe('message content in logs', () => {
         body: JSON.stringify({ model: 'local/echo', messages: [{ role: 'user', content: 'VISIBLE-IN-DEBUG' }] }),
       })
       await response.text()
-      await Bun.sleep(100)
+      const start = performance.now()
+      while (!gateway.output().includes('VISIBLE-IN-DEBUG') && performance.now() - start < 2000) await Bun.sleep(20)
       expect(gateway.output()).toContain('VISIBLE-IN-DEBUG')
     } finally {
       await gateway.stop()
