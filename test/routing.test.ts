@@ -252,6 +252,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
 
   test("a non-streaming caller's disconnect aborts the upstream request too", async () => {
     const url = gw.listen()
+    const before = todayUsage(gw)
     const content = mode('hang')
     const controller = new AbortController()
     const pending = fetch(`${url}/v1/chat/completions`, {
@@ -266,6 +267,13 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     const deadline = performance.now() + 2000
     while (!faults.aborted.includes(content) && performance.now() < deadline) await Bun.sleep(10)
     expect(faults.aborted).toContain(content)
+    // Counted once, as an error, like any request that reached an upstream.
+    let after = todayUsage(gw)
+    while (after.requests === before.requests && performance.now() < deadline) {
+      await Bun.sleep(10)
+      after = todayUsage(gw)
+    }
+    expect([after.requests - before.requests, after.errors - before.errors]).toEqual([1, 1])
   })
 
   test("the caller's disconnect aborts the upstream request and is counted as an error", async () => {
@@ -286,8 +294,11 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     const deadline = performance.now() + 2000
     while (!faults.aborted.includes(content) && performance.now() < deadline) await Bun.sleep(10)
     expect(faults.aborted).toContain(content)
-    await Bun.sleep(20)
-    const after = todayUsage(gw)
+    let after = todayUsage(gw)
+    while (after.requests === before.requests && performance.now() < deadline) {
+      await Bun.sleep(10)
+      after = todayUsage(gw)
+    }
     expect(after.requests - before.requests).toBe(1)
     expect(after.errors - before.errors).toBe(1)
   })

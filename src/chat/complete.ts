@@ -174,6 +174,9 @@ function streamResponse(
     await onEnd(relay.usage, failure)
   }
 
+  // The caller's disconnect ends the stream's accounting at once, whether or not a read is pending.
+  call.clientSignal.addEventListener('abort', () => void finish(clientClosed()), { once: true })
+
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {

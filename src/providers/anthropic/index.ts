@@ -118,6 +118,7 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
   const created = Math.floor(Date.now() / 1000)
   const input: AnthropicUsage = {}
   let outputTokens = 0
+  let stopped = false
   const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finish: string | null = null): ChatCompletionChunk => ({
     id,
     object: 'chat.completion.chunk',
@@ -127,8 +128,11 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
   })
   try {
     for await (const events of readSseBatches(body)) {
+      // After message_stop, read on to the end of the body so the connection returns to the pool.
+      if (stopped) continue
       const batch: ChatCompletionChunk[] = []
       for (const event of events) {
+        if (stopped) break
         let data: Record<string, any>
         try {
           data = JSON.parse(event.data) as Record<string, any>
@@ -152,8 +156,8 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
             break
           case 'message_stop':
             batch.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: toUsage({ ...input, output_tokens: outputTokens }) })
-            yield batch
-            return
+            stopped = true
+            break
           case 'error': {
             const error = data.error as { type?: string; message?: string } | undefined
             const overloaded = error?.type === 'overloaded_error'
@@ -174,7 +178,7 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
   } catch (error) {
     throw transportError(upstream, signal, error)
   }
-  throw connectionLost(upstream, 'the stream ended before message_stop')
+  if (!stopped) throw connectionLost(upstream, 'the stream ended before message_stop')
 }
 
 /** Anthropic's Messages API, translated to and from OpenAI's chat completion shapes. */

@@ -14,10 +14,13 @@ function isCompletion(value: unknown): value is ChatCompletion {
  * an event that may be an error, which is parsed to tell. Ends at [DONE].
  */
 async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<StreamChunk[]> {
+  let done = false
   try {
     for await (const events of readSseBatches(body)) {
+      // After [DONE], read on to the end of the body: an unread body keeps its connection out of
+      // the keep-alive pool, and every stream would then pay for a new connection.
+      if (done) continue
       const batch: StreamChunk[] = []
-      let done = false
       for (const event of events) {
         if (event.data === '[DONE]') {
           done = true
@@ -35,13 +38,12 @@ async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>,
         batch.push({ data: event.data })
       }
       if (batch.length > 0) yield batch
-      if (done) return
     }
   } catch (error) {
     throw transportError(upstream, signal, error)
   }
   // An OpenAI stream always ends with [DONE]; without it the answer is cut, whatever came before.
-  throw connectionLost(upstream, 'the stream ended before [DONE]')
+  if (!done) throw connectionLost(upstream, 'the stream ended before [DONE]')
 }
 
 /** Any OpenAI-compatible API: OpenAI, Groq, Together, vLLM, Ollama, LM Studio... */
