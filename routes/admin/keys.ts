@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { createApiKey, keyView, listApiKeys } from '../../src/auth/keys'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { KeyCreateSchema, KeyRecordSchema } from '../../src/http/admin-schemas'
+import { KeyCreateSchema, KeyRecordSchema, keyFieldsOf } from '../../src/http/admin-schemas'
 import { ErrorSchema } from '../../src/http/schemas'
 
 export default defineAdminRoute((gateway) =>
@@ -14,20 +14,7 @@ export default defineAdminRoute((gateway) =>
     .post(
       '',
       ({ body, set }) => {
-        const { record, key } = createApiKey(
-          gateway.storage.db,
-          {
-            name: body.name,
-            tier: body.tier,
-            expiresInDays: body.expires_in_days,
-            requestsPerMinute: body.rpm,
-            tokensPerMinute: body.tpm,
-            maxConcurrent: body.max_concurrent,
-            monthlyTokenQuota: body.monthly_token_quota,
-            dailyRequestQuota: body.daily_request_quota,
-          },
-          gateway.now(),
-        )
+        const { record, key } = createApiKey(gateway.storage.db, { ...keyFieldsOf(body), name: body.name, tier: body.tier }, gateway.now())
         gateway.keys.reload()
         set.status = 201
         return { ...keyView(record), key }

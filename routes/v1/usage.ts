@@ -1,16 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { defineRoute } from '../../src/http/route'
-import { ErrorSchema } from '../../src/http/schemas'
+import { ErrorSchema, UsageCounterFields as Counters } from '../../src/http/schemas'
 import { queryUsage, usageRange } from '../../src/usage/recorder'
-
-const Counters = {
-  requests: t.Integer(),
-  errors: t.Integer(),
-  prompt_tokens: t.Integer(),
-  completion_tokens: t.Integer(),
-  total_tokens: t.Integer(),
-}
 
 const UsageSchema = t.Object(
   {

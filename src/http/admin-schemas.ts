@@ -1,4 +1,6 @@
 import { t } from 'elysia'
+import type { KeyPatch } from '../auth/keys'
+import { UsageCounterFields } from './schemas'
 
 const Limit = (field: string, description: string) => t.Integer({ minimum: 1, description, error: `Invalid request: ${field} must be a positive integer` })
 
@@ -52,17 +54,32 @@ export const KeyPatchSchema = t.Object(
   { additionalProperties: false },
 )
 
-const Counters = {
-  requests: t.Integer(),
-  errors: t.Integer(),
-  prompt_tokens: t.Integer(),
-  completion_tokens: t.Integer(),
-  total_tokens: t.Integer(),
+/** The admin API's snake_case key fields, as the key functions take them. */
+export function keyFieldsOf(body: {
+  name?: string
+  tier?: string
+  expires_in_days?: number | null
+  rpm?: number | null
+  tpm?: number | null
+  max_concurrent?: number | null
+  monthly_token_quota?: number | null
+  daily_request_quota?: number | null
+}): KeyPatch {
+  return {
+    name: body.name,
+    tier: body.tier,
+    expiresInDays: body.expires_in_days,
+    requestsPerMinute: body.rpm,
+    tokensPerMinute: body.tpm,
+    maxConcurrent: body.max_concurrent,
+    monthlyTokenQuota: body.monthly_token_quota,
+    dailyRequestQuota: body.daily_request_quota,
+  }
 }
 
 export const UsageReportSchema = t.Object(
   {
-    totals: t.Object(Counters),
+    totals: t.Object(UsageCounterFields),
     data: t.Array(
       t.Object({
         key_id: t.String(),
@@ -70,7 +87,7 @@ export const UsageReportSchema = t.Object(
         date: t.String(),
         alias: t.String(),
         upstream: t.String(),
-        ...Counters,
+        ...UsageCounterFields,
         latency_ms_sum: t.Integer(),
       }),
     ),

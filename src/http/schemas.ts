@@ -83,3 +83,12 @@ export const ChatCompletionSchema = t.Object(
 
 /** Error responses every route may give. */
 export const commonErrors = { 404: ErrorSchema, 500: ErrorSchema } as const
+
+/** The usage counters, as every usage report shows them. */
+export const UsageCounterFields = {
+  requests: t.Integer(),
+  errors: t.Integer(),
+  prompt_tokens: t.Integer(),
+  completion_tokens: t.Integer(),
+  total_tokens: t.Integer(),
+}

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors'
-import { connectionLost, protocolViolation, upstreamHttpError } from './errors'
+import type { UpstreamSettings } from '../config/file'
+import { connectionLost, notConfigured, protocolViolation, upstreamHttpError } from './errors'
 import type { AttemptContext } from './types'
 
 /** A failed fetch or body read: our own abort reason (timeout) if we aborted, else a lost connection. */
@@ -51,4 +52,29 @@ export function requireEventStream(upstream: string, response: Response): Readab
     throw protocolViolation(upstream, `expected an event stream, got "${type || 'no content type'}"`)
   }
   return response.body
+}
+
+export interface UpstreamHeaders {
+  json: Record<string, string>
+  stream: Record<string, string>
+  /** Throws `upstream_not_configured` when the key variable the config names is not set. */
+  requireSecret(): void
+}
+
+/** Request headers for an HTTP upstream, its secret (read once, from the variable the config names) included. */
+export function upstreamHeaders(
+  settings: UpstreamSettings,
+  env: Readonly<Record<string, string | undefined>>,
+  credentials: (secret: string) => Record<string, string>,
+  extra: Record<string, string> = {},
+): UpstreamHeaders {
+  const secret = settings.apiKeyEnv ? env[settings.apiKeyEnv] : undefined
+  const json = { 'content-type': 'application/json', accept: 'application/json', ...extra, ...(secret ? credentials(secret) : {}) }
+  return {
+    json,
+    stream: { ...json, accept: 'text/event-stream' },
+    requireSecret() {
+      if (settings.apiKeyEnv && !secret) throw notConfigured(settings.name, settings.apiKeyEnv)
+    },
+  }
 }

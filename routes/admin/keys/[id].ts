@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { findApiKey, keyView, revokeApiKey, updateApiKey } from '../../../src/auth/keys'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../../src/http/admin'
-import { KeyPatchSchema, KeyRecordSchema } from '../../../src/http/admin-schemas'
+import { KeyPatchSchema, KeyRecordSchema, keyFieldsOf } from '../../../src/http/admin-schemas'
 import { ErrorSchema } from '../../../src/http/schemas'
 
 const params = t.Object({ id: t.String({ description: 'Key id (or its visible prefix)' }) })
@@ -18,21 +18,7 @@ export default defineAdminRoute((gateway) =>
     .patch(
       '',
       ({ params, body }) => {
-        const record = updateApiKey(
-          gateway.storage.db,
-          params.id,
-          {
-            name: body.name,
-            tier: body.tier,
-            expiresInDays: body.expires_in_days,
-            requestsPerMinute: body.rpm,
-            tokensPerMinute: body.tpm,
-            maxConcurrent: body.max_concurrent,
-            monthlyTokenQuota: body.monthly_token_quota,
-            dailyRequestQuota: body.daily_request_quota,
-          },
-          gateway.now(),
-        )
+        const record = updateApiKey(gateway.storage.db, params.id, keyFieldsOf(body), gateway.now())
         gateway.keys.reload()
         return keyView(record)
       },

@@ -1,7 +1,7 @@
 import type { UpstreamSettings } from '../../config/file'
 import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messageText, type StreamChunk, type Usage } from '../../chat/types'
-import { connectionLost, notConfigured, protocolViolation, UpstreamError } from '../errors'
-import { postJson, readJson, requireEventStream, transportError } from '../http'
+import { connectionLost, protocolViolation, UpstreamError } from '../errors'
+import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderKind } from '../types'
 
@@ -185,27 +185,21 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
 function createAnthropicProvider(settings: UpstreamSettings, env: Readonly<Record<string, string | undefined>>): Provider {
   const name = settings.name
   const url = `${settings.baseUrl}/messages`
-  const secret = settings.apiKeyEnv ? env[settings.apiKeyEnv] : undefined
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'anthropic-version': ANTHROPIC_VERSION }
-  if (secret) headers['x-api-key'] = secret
-  const streamHeaders = { ...headers, accept: 'text/event-stream' }
-  const checkConfigured = () => {
-    if (settings.apiKeyEnv && !secret) throw notConfigured(name, settings.apiKeyEnv)
-  }
+  const headers = upstreamHeaders(settings, env, (secret) => ({ 'x-api-key': secret }), { 'anthropic-version': ANTHROPIC_VERSION })
 
   return {
     async complete(request, attempt) {
-      checkConfigured()
-      const response = await postJson(name, url, headers, JSON.stringify(toAnthropicRequest(request)), attempt)
+      headers.requireSecret()
+      const response = await postJson(name, url, headers.json, JSON.stringify(toAnthropicRequest(request)), attempt)
       const body = await readJson(name, response, attempt.signal)
       if (!isMessage(body)) throw protocolViolation(name, 'the body is not an Anthropic message')
       return toChatCompletion(body, request.model)
     },
 
     async stream(request, attempt) {
-      checkConfigured()
+      headers.requireSecret()
       const body = JSON.stringify({ ...toAnthropicRequest(request), stream: true })
-      const response = await postJson(name, url, streamHeaders, body, attempt)
+      const response = await postJson(name, url, headers.stream, body, attempt)
       return anthropicChunks(name, request.model, requireEventStream(name, response), attempt.signal)
     },
   }

@@ -1,7 +1,7 @@
 import type { UpstreamSettings } from '../../config/file'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../../chat/types'
-import { connectionLost, notConfigured, protocolViolation } from '../errors'
-import { postJson, readJson, requireEventStream, transportError } from '../http'
+import { connectionLost, protocolViolation } from '../errors'
+import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderKind } from '../types'
 
@@ -50,32 +50,26 @@ async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>,
 function createOpenAIProvider(settings: UpstreamSettings, env: Readonly<Record<string, string | undefined>>): Provider {
   const name = settings.name
   const url = `${settings.baseUrl}/chat/completions`
-  const secret = settings.apiKeyEnv ? env[settings.apiKeyEnv] : undefined
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
-  if (secret) headers.authorization = `Bearer ${secret}`
-  const streamHeaders = { ...headers, accept: 'text/event-stream' }
-  const checkConfigured = () => {
-    if (settings.apiKeyEnv && !secret) throw notConfigured(name, settings.apiKeyEnv)
-  }
+  const headers = upstreamHeaders(settings, env, (secret) => ({ authorization: `Bearer ${secret}` }))
 
   return {
     async complete(request, attempt) {
-      checkConfigured()
-      const response = await postJson(name, url, headers, JSON.stringify(request), attempt)
+      headers.requireSecret()
+      const response = await postJson(name, url, headers.json, JSON.stringify(request), attempt)
       const body = await readJson(name, response, attempt.signal)
       if (!isCompletion(body)) throw protocolViolation(name, 'the body is not a chat completion')
       return body
     },
 
     async stream(request, attempt) {
-      checkConfigured()
+      headers.requireSecret()
       // Always ask for the usage chunk: usage must be exact even when the caller did not ask for it.
       const upstreamRequest: ChatRequest = {
         ...request,
         stream: true,
         stream_options: { ...(request.stream_options ?? {}), include_usage: true },
       }
-      const response = await postJson(name, url, streamHeaders, JSON.stringify(upstreamRequest), attempt)
+      const response = await postJson(name, url, headers.stream, JSON.stringify(upstreamRequest), attempt)
       return openaiChunks(name, requireEventStream(name, response), attempt.signal)
     },
   }
