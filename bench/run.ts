@@ -44,8 +44,8 @@ async function freePort(): Promise<number> {
   return port
 }
 
-function start(cmd: string[], env: Record<string, string> = {}): Subprocess {
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'ignore', stderr: 'inherit' })
+function start(cmd: string[], env: Record<string, string> = {}, stderr: 'inherit' | 'ignore' = 'inherit'): Subprocess {
+  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'ignore', stderr })
   children.push(child)
   return child
 }
@@ -187,7 +187,8 @@ if (options.peer === 'portkey') {
   if (install.exitCode !== 0) throw new Error('npm install @portkey-ai/gateway failed')
   const portkeyPort = await freePort()
   const entry = join(dir, 'node_modules/@portkey-ai/gateway/build/start-server.js')
-  const portkey = start(['node', entry, '--port', String(portkeyPort)])
+  // Portkey prints a stack trace for every failed stream; its errors are counted in the table instead.
+  const portkey = start(['node', entry, `--port=${portkeyPort}`, '--headless'], {}, 'ignore')
   await waitForHealthy(`http://127.0.0.1:${portkeyPort}/`, 30_000)
   targets.push({
     name: 'portkey',
