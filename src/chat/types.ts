@@ -67,8 +67,6 @@ export interface RawChunk {
 /** What a provider's stream yields, in batches (one per network read). */
 export type StreamChunk = ChatCompletionChunk | RawChunk
 
-export const ZERO_USAGE: Readonly<Usage> = Object.freeze({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 })
-
 /** Text of a message: a string as is, text parts joined, anything else empty. */
 export function messageText(content: ChatMessage['content']): string {
   if (typeof content === 'string') return content

@@ -81,9 +81,6 @@ export const ChatCompletionSchema = t.Object(
   { title: 'ChatCompletion', additionalProperties: true },
 )
 
-/** Error responses every route may give. */
-export const commonErrors = { 404: ErrorSchema, 500: ErrorSchema } as const
-
 /** The usage counters, as every usage report shows them. */
 export const UsageCounterFields = {
   requests: t.Integer(),
