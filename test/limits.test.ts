@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { inProcessGateway, type InProcessGateway, tempDir, writeConfig } from './support/gateway'
+import { inProcessGateway, tempDir, writeConfig } from './support/gateway'
 import { runCli, spawnGateway } from './support/process'
 import { fakeUpstream, openaiCompletion } from './support/upstream'
 
@@ -57,24 +57,30 @@ const post = (url: string, key: string, content: string, signal?: AbortSignal, m
     signal,
   })
 
-describe('limits under concurrency', () => {
+/** An in-process gateway on a real socket, its tier set by `tier`, in front of a gated upstream. */
+async function gatewayWithTier(tier: string, usage?: Parameters<typeof gatedUpstream>[0]) {
   const dir = tempDir()
-  const upstream = gatedUpstream()
-  let gw: InProcessGateway
-  let url: string
-  beforeAll(async () => {
-    gw = await inProcessGateway({
-      env: { GATEWAY_CONFIG: writeConfig(dir.path, configFor(upstream.url, 'requests_per_minute = 50\ntokens_per_minute = 100000000\nmax_concurrent = 1000')) },
-    })
-    url = gw.listen()
-  })
-  afterAll(() => {
-    gw.close()
-    upstream.stop()
-    dir[Symbol.dispose]()
-  })
+  const upstream = gatedUpstream(usage)
+  const gw = await inProcessGateway({ env: { GATEWAY_CONFIG: writeConfig(dir.path, configFor(upstream.url, tier)) } })
+  return {
+    gw,
+    upstream,
+    url: gw.listen(),
+    dispose() {
+      gw.close()
+      upstream.stop()
+      dir[Symbol.dispose]()
+    },
+  }
+}
+
+describe('limits under concurrency', () => {
+  let setup: Awaited<ReturnType<typeof gatewayWithTier>>
+  beforeAll(async () => (setup = await gatewayWithTier('requests_per_minute = 50\ntokens_per_minute = 100000000\nmax_concurrent = 1000')))
+  afterAll(() => setup.dispose())
 
   test('200 concurrent requests at 50 rpm: exactly 50 succeed with remaining {49..0}, 150 get 429', async () => {
+    const { gw, url } = setup
     const responses = await Promise.all(Array.from({ length: 200 }, () => post(url, gw.key, 'go', undefined, 'local/echo')))
     const ok = responses.filter((r) => r.status === 200)
     const refused = responses.filter((r) => r.status === 429)
@@ -96,23 +102,12 @@ describe('limits under concurrency', () => {
 })
 
 describe('max_concurrent', () => {
-  const dir = tempDir()
-  const upstream = gatedUpstream()
-  let gw: InProcessGateway
-  let url: string
-  beforeAll(async () => {
-    gw = await inProcessGateway({
-      env: { GATEWAY_CONFIG: writeConfig(dir.path, configFor(upstream.url, 'requests_per_minute = 1000\ntokens_per_minute = 100000000\nmax_concurrent = 2')) },
-    })
-    url = gw.listen()
-  })
-  afterAll(() => {
-    gw.close()
-    upstream.stop()
-    dir[Symbol.dispose]()
-  })
+  let setup: Awaited<ReturnType<typeof gatewayWithTier>>
+  beforeAll(async () => (setup = await gatewayWithTier('requests_per_minute = 1000\ntokens_per_minute = 100000000\nmax_concurrent = 2')))
+  afterAll(() => setup.dispose())
 
   test('the third concurrent request is refused at once; capacity returns on completion and on disconnect', async () => {
+    const { gw, url, upstream } = setup
     const first = post(url, gw.key, 'wait')
     const controller = new AbortController()
     const second = post(url, gw.key, 'wait', controller.signal).catch(() => 'aborted')
@@ -149,13 +144,12 @@ describe('max_concurrent', () => {
 
 describe('tokens per minute', () => {
   test('usage reported by the upstream is charged; the next request is refused with Retry-After', async () => {
-    using dir = tempDir()
-    const upstream = gatedUpstream({ prompt_tokens: 40, completion_tokens: 20, total_tokens: 60 })
-    const gw = await inProcessGateway({
-      env: { GATEWAY_CONFIG: writeConfig(dir.path, configFor(upstream.url, 'requests_per_minute = 1000\ntokens_per_minute = 100\nmax_concurrent = 10')) },
+    const { gw, url, dispose } = await gatewayWithTier('requests_per_minute = 1000\ntokens_per_minute = 100\nmax_concurrent = 10', {
+      prompt_tokens: 40,
+      completion_tokens: 20,
+      total_tokens: 60,
     })
     try {
-      const url = gw.listen()
       const first = await post(url, gw.key, 'go')
       expect(first.status).toBe(200)
       expect(first.headers.get('x-ratelimit-limit-tokens')).toBe('100')
@@ -171,8 +165,7 @@ describe('tokens per minute', () => {
       expect(retryAfter).toBeLessThanOrEqual(60)
       expect(await third.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'rate_limit_exceeded' } })
     } finally {
-      gw.close()
-      upstream.stop()
+      dispose()
     }
   })
 })

@@ -57,6 +57,17 @@ const errorOf = async (response: Response) => ((await response.json()) as { erro
 
 const todayUsage = (gw: InProcessGateway) => queryUsage(gw.gateway.storage.db, { from: utcDate(Date.now()), to: utcDate(Date.now()) }).totals
 
+/** Waits (2 s at most) for the fault server to see `content` aborted and for usage to count it. */
+async function abortedAndCounted(gw: InProcessGateway, content: string, before: ReturnType<typeof todayUsage>) {
+  const deadline = performance.now() + 2000
+  let after = todayUsage(gw)
+  while ((!faults.aborted.includes(content) || after.requests === before.requests) && performance.now() < deadline) {
+    await Bun.sleep(10)
+    after = todayUsage(gw)
+  }
+  return { aborted: faults.aborted.includes(content), requests: after.requests - before.requests, errors: after.errors - before.errors }
+}
+
 async function sseEvents(response: Response): Promise<string[]> {
   return (await response.text()).split('\n\n').filter(Boolean)
 }
@@ -264,16 +275,8 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     while (!faults.hits.has(content)) await Bun.sleep(5)
     controller.abort()
     expect(await pending).toBe('aborted')
-    const deadline = performance.now() + 2000
-    while (!faults.aborted.includes(content) && performance.now() < deadline) await Bun.sleep(10)
-    expect(faults.aborted).toContain(content)
-    // Counted once, as an error, like any request that reached an upstream.
-    let after = todayUsage(gw)
-    while (after.requests === before.requests && performance.now() < deadline) {
-      await Bun.sleep(10)
-      after = todayUsage(gw)
-    }
-    expect([after.requests - before.requests, after.errors - before.errors]).toEqual([1, 1])
+    // The upstream sees the abort, and the request is counted once, as an error.
+    expect(await abortedAndCounted(gw, content, before)).toEqual({ aborted: true, requests: 1, errors: 1 })
   })
 
   test("the caller's disconnect aborts the upstream request and is counted as an error", async () => {
@@ -291,16 +294,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     const first = new TextDecoder().decode((await reader.read()).value)
     expect(first).toContain('first ')
     controller.abort()
-    const deadline = performance.now() + 2000
-    while (!faults.aborted.includes(content) && performance.now() < deadline) await Bun.sleep(10)
-    expect(faults.aborted).toContain(content)
-    let after = todayUsage(gw)
-    while (after.requests === before.requests && performance.now() < deadline) {
-      await Bun.sleep(10)
-      after = todayUsage(gw)
-    }
-    expect(after.requests - before.requests).toBe(1)
-    expect(after.errors - before.errors).toBe(1)
+    expect(await abortedAndCounted(gw, content, before)).toEqual({ aborted: true, requests: 1, errors: 1 })
   })
 })
 
