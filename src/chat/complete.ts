@@ -68,17 +68,17 @@ export async function completeChat(call: ChatCall): Promise<Response> {
   const settle = (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
     metrics.inFlight.dec()
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
-    record.promptTokens = usage?.prompt_tokens ?? 0
-    record.completionTokens = usage?.completion_tokens ?? 0
+    const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
+    const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
     const at = gateway.now()
-    admission.release((usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0), at)
+    admission.release(promptTokens + completionTokens, at)
     return gateway.usage.record({
       keyId: caller.key.id,
       alias: alias.name,
       upstream: target?.upstream.name ?? NO_UPSTREAM,
       error,
-      promptTokens: usage?.prompt_tokens ?? 0,
-      completionTokens: usage?.completion_tokens ?? 0,
+      promptTokens,
+      completionTokens,
       latencyMs: performance.now() - record.start,
       at,
     })
@@ -104,6 +104,7 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       metrics.attempts.inc({ upstream: target.upstream.name, outcome: error.code ?? 'error' })
       logUpstreamFailure(gateway, target, error)
     },
+    onSuccess: (target) => metrics.attempts.inc({ upstream: target.upstream.name, outcome: 'success' }),
   }
   const upstreamRequest = (target: Target): ChatRequest => ({ ...request, model: target.model })
 
@@ -113,7 +114,6 @@ export async function completeChat(call: ChatCall): Promise<Response> {
         const iterator = await target.provider.stream(upstreamRequest(target), attempt)
         return { iterator, first: await iterator.next() }
       })
-      metrics.attempts.inc({ upstream: opened.target.upstream.name, outcome: 'success' })
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
       return streamResponse(call, alias, opened, (usage, failure) => {
@@ -123,7 +123,6 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       })
     }
     const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
-    metrics.attempts.inc({ upstream: served.target.upstream.name, outcome: 'success' })
     served.scope.end()
     served.settle(true)
     const completion = served.value

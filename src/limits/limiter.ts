@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors'
+import { utcDate } from '../usage/recorder'
 
 /** The limits in force for one key: its tier's, with the key's own overrides applied. */
 export interface KeyLimits {
@@ -122,8 +123,6 @@ interface KeyState {
   tokensThisMonth: number
 }
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7)
 function msUntilNextDay(now: number): number {
   const d = new Date(now)
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) - now
@@ -167,12 +166,12 @@ export class MemoryLimiter implements Limiter {
   }
 
   private syncQuotaPeriods(keyId: string, state: KeyState, limits: KeyLimits, now: number): void {
-    const day = dayOf(now)
+    const day = utcDate(now)
     if (limits.dailyRequestQuota !== null && state.day !== day) {
       state.day = day
       state.requestsToday = this.baseline?.requestsOn(keyId, day) ?? 0
     }
-    const month = monthOf(now)
+    const month = utcDate(now).slice(0, 7)
     if (limits.monthlyTokenQuota !== null && state.month !== month) {
       state.month = month
       state.tokensThisMonth = this.baseline?.tokensSince(keyId, `${month}-01`) ?? 0

@@ -91,6 +91,8 @@ export interface DispatchOptions {
   onAttempt(target: Target, attempt: number): void
   /** Called for every failed attempt (for logs and metrics). */
   onFailure?(target: Target, error: UpstreamError): void
+  /** Called for the attempt that succeeded. */
+  onSuccess?(target: Target): void
 }
 
 const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
@@ -141,6 +143,7 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
       const scope = startAttempt(target, options.clientSignal, Math.min(settings.timeoutMs, remaining), settings.connectTimeoutMs)
       try {
         const value = await call(target, scope)
+        options.onSuccess?.(target)
         let settled = false
         const settle = (ok: boolean) => {
           if (settled) return
