@@ -118,3 +118,12 @@ export const usageMinute = sqliteTable(
   },
   (table) => [primaryKey({ columns: [table.minute, table.keyId, table.alias, table.upstream] })],
 )
+
+/**
+ * How far the usage journal (`<database>.usage-log`) has been folded into the counters above: one
+ * row. Journal batches with a higher sequence number are not in the tables yet.
+ */
+export const usageJournalState = sqliteTable('usage_journal_state', {
+  id: integer('id').primaryKey(),
+  foldedSeq: integer('folded_seq').notNull().default(0),
+})

@@ -6,7 +6,7 @@ import { loadGatewayConfig } from './config/file'
 import { syncConfig } from './config/sync'
 import { openStorage, type Storage } from './db'
 import { GatewayError } from './errors'
-import { queryUsage, utcDate } from './usage/recorder'
+import { foldJournal, queryUsage, utcDate } from './usage/recorder'
 
 const USAGE = `Usage: bun run cli <command> [options]
 
@@ -146,6 +146,7 @@ function run(argv: string[], out: (line: string) => void): void {
     const storage = openForCli()
     try {
       const keyId = values.key === undefined ? undefined : findApiKey(storage.db, values.key).id
+      foldJournal(storage.db, storage.journalPath)
       const report = queryUsage(storage.db, { keyId, from: utcDate(now - (days - 1) * 86_400_000), to: utcDate(now) })
       if (json) out(JSON.stringify(report))
       else {

@@ -4,6 +4,7 @@ import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
 import * as schema from '../db/schema'
+import { journalPathFor } from './usage/journal'
 
 /** Drizzle over bun:sqlite; `$client` is the raw connection, for the few statements Drizzle cannot express. */
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
@@ -13,6 +14,8 @@ export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0]
 export interface Storage {
   sqlite: Database
   db: Db
+  /** The usage journal beside the database file (see usage/journal.ts); null in memory. */
+  journalPath: string | null
   close(): void
 }
 
@@ -30,5 +33,5 @@ export function openStorage(path: string): Storage {
   sqlite.run('PRAGMA foreign_keys = ON')
   const db = drizzle(sqlite, { schema })
   migrate(db, { migrationsFolder: MIGRATIONS })
-  return { sqlite, db, close: () => sqlite.close() }
+  return { sqlite, db, journalPath: journalPathFor(path), close: () => sqlite.close() }
 }

@@ -13,6 +13,7 @@ import { GatewayMetrics } from './metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import { UsageRecorder, usageBaseline } from './usage/recorder'
+import { UsageJournal } from './usage/journal'
 import { pruneMinuteRollups } from './usage/rollups'
 
 export const VERSION: string = pkg.version
@@ -84,7 +85,7 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
       keys: new KeyCache(storage.sqlite, storage.db),
       limiter: new MemoryLimiter(usageBaseline(storage.db)),
       circuits,
-      usage: new UsageRecorder(storage.db),
+      usage: new UsageRecorder(storage.db, storage.journalPath === null ? null : new UsageJournal(storage.journalPath)),
       headers: headerNames(env.headerBrand),
       log,
       metrics,

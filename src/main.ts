@@ -12,6 +12,7 @@ async function main(): Promise<void> {
   const firstKey = ensureFirstKey(gateway)
   const app = await createApp(gateway)
   gateway.keys.watch()
+  gateway.usage.start()
   const stopPruning = startRollupPruning(gateway)
 
   const server = Bun.serve({
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     }, 30_000)
     await server.stop(false)
     clearTimeout(forced)
-    gateway.usage.flush()
+    gateway.usage.stop()
     gateway.storage.close()
     log.info('stopped')
     log.flush(() => process.exit(0))

@@ -26,7 +26,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     const storage = openStorage(dbPath)
     syncConfig(storage.db, loadGatewayConfig(null))
     const { record } = createApiKey(storage.db, { name: 'seeded', tier: 'pro' })
-    const recorder = new UsageRecorder(storage.db)
+    const recorder = new UsageRecorder(storage.db, null)
     const now = Date.now()
     const writes = [50, 50, 30, 10].map((minutesAgo, i) =>
       recorder.record({

@@ -9,7 +9,7 @@ const MIN = 60_000
 
 function seeded() {
   const storage = openStorage(':memory:')
-  const recorder = new UsageRecorder(storage.db)
+  const recorder = new UsageRecorder(storage.db, null)
   const record = (at: number, latencyMs: number, extra: Partial<Parameters<UsageRecorder['record']>[0]> = {}) =>
     recorder.record({ keyId: 'k1', alias: 'a/one', upstream: 'up', error: false, promptTokens: 10, completionTokens: 5, latencyMs, at, ...extra })
   return { storage, recorder, record }

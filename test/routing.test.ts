@@ -177,7 +177,7 @@ describe('retries and failure modes (non-streaming)', () => {
     const original = gw.gateway.log.error.bind(gw.gateway.log)
     gw.gateway.log.error = ((fields: unknown, message?: string) => {
       lines.push(JSON.stringify({ fields, message }))
-      return original(fields as object, message)
+      return original(fields as Record<string, unknown>, message)
     }) as typeof gw.gateway.log.error
     const content = mode('401')
     const response = await chat(gw, content)

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { defineRoute } from '../../src/http/route'
 import { ErrorSchema, UsageCounterFields as Counters } from '../../src/http/schemas'
-import { queryUsage, usageRange } from '../../src/usage/recorder'
+import { usageRange } from '../../src/usage/recorder'
 
 const UsageSchema = t.Object(
   {
@@ -20,7 +20,7 @@ export default defineRoute((gateway) =>
     '',
     ({ caller, query }) => {
       const range = usageRange(query.from, query.to, gateway.now())
-      const { totals, data } = queryUsage(gateway.storage.db, { keyId: caller.key.id, ...range })
+      const { totals, data } = gateway.usage.report({ keyId: caller.key.id, ...range })
       return {
         object: 'usage' as const,
         ...range,

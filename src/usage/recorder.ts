@@ -1,9 +1,10 @@
 import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
-import { apiKeys, usageDaily } from '../../db/schema'
+import { apiKeys, usageDaily, usageJournalState } from '../../db/schema'
 import type { Db } from '../db'
 import { GatewayError } from '../errors'
 import type { QuotaBaseline } from '../limits/limiter'
-import { MinuteRollups } from './rollups'
+import { type JournalBatch, readJournal, type UsageJournal } from './journal'
+import { MinuteRollups, type SeriesPoint, type SeriesQuery, usageSeries } from './rollups'
 
 export interface UsageEntry {
   keyId: string
@@ -20,7 +21,7 @@ export interface UsageEntry {
 export const utcDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
 // A type alias, not an interface: it must fit the statement's named-parameter record.
-type PendingRow = {
+type DailyRow = {
   keyId: string
   date: string
   alias: string
@@ -33,24 +34,16 @@ type PendingRow = {
   latency: number
 }
 
-/**
- * Usage counters (daily, and per-minute rollups for the dashboard) with group commit. Every entry
- * recorded in the same event-loop turn is merged and written in one transaction; `record` resolves once that transaction has committed. Callers
- * await it before the response is finished, so a response the client received is counted even if
- * the process dies right after (WAL: a committed transaction survives a process kill), without a
- * transaction per request.
- */
-export class UsageRecorder {
+/** Usage entries added up per counter row (daily and per minute), written to SQLite in one go. */
+class PendingUsage {
   private readonly upsert
-  private pending = new Map<string, PendingRow>()
-  private committed: Promise<void> | null = null
-  private settle: { resolve: () => void; reject: (error: unknown) => void } | null = null
+  private daily = new Map<string, DailyRow>()
   private readonly rollups: MinuteRollups
   private dayStart = 0
   private dayEnd = 0
   private day = ''
 
-  constructor(private readonly db: Db) {
+  constructor(db: Db) {
     this.rollups = new MinuteRollups(db)
     const p = (name: string) => sql.placeholder(name)
     this.upsert = db
@@ -81,6 +74,10 @@ export class UsageRecorder {
       .prepare()
   }
 
+  get empty(): boolean {
+    return this.daily.size === 0
+  }
+
   private dateOf(at: number): string {
     if (at < this.dayStart || at >= this.dayEnd) {
       this.day = utcDate(at)
@@ -90,14 +87,13 @@ export class UsageRecorder {
     return this.day
   }
 
-  /** Adds one request to the counters; resolves when it is committed. */
-  record(entry: UsageEntry): Promise<void> {
+  add(entry: UsageEntry): void {
     const date = this.dateOf(entry.at)
     const id = `${entry.keyId}\u0000${date}\u0000${entry.alias}\u0000${entry.upstream}`
-    let row = this.pending.get(id)
+    let row = this.daily.get(id)
     if (!row) {
       row = { keyId: entry.keyId, date, alias: entry.alias, upstream: entry.upstream, requests: 0, errors: 0, prompt: 0, completion: 0, total: 0, latency: 0 }
-      this.pending.set(id, row)
+      this.daily.set(id, row)
     }
     row.requests++
     if (entry.error) row.errors++
@@ -106,31 +102,186 @@ export class UsageRecorder {
     row.total += entry.promptTokens + entry.completionTokens
     row.latency += Math.round(entry.latencyMs)
     this.rollups.add(entry)
-    if (!this.committed) {
-      this.committed = new Promise((resolve, reject) => (this.settle = { resolve, reject }))
-      setImmediate(() => this.flush())
-    }
-    return this.committed
   }
 
-  /** Commits whatever is pending now (also called at shutdown). */
-  flush(): void {
-    const rows = this.pending
+  /** Writes everything added so far; call inside a transaction. */
+  write(): void {
+    for (const row of this.daily.values()) this.upsert.run(row)
+    this.rollups.write()
+    this.clear()
+  }
+
+  clear(): void {
+    this.daily = new Map()
+    this.rollups.clear()
+  }
+}
+
+/** Folds the journal batches past `foldedSeq` into `pending`; returns the last sequence number seen. */
+function addUnfolded(pending: PendingUsage, batches: JournalBatch[], foldedSeq: number): number {
+  let last = foldedSeq
+  for (const batch of batches) {
+    if (batch.seq <= foldedSeq) continue
+    for (const entry of batch.entries) pending.add(entry)
+    last = Math.max(last, batch.seq)
+  }
+  return last
+}
+
+/** The journal's fold point, read and written inside the fold's transaction. */
+class FoldState {
+  private readonly read
+  private readonly write
+
+  constructor(db: Db) {
+    this.read = db.select({ seq: usageJournalState.foldedSeq }).from(usageJournalState).where(eq(usageJournalState.id, 1)).prepare()
+    this.write = db
+      .insert(usageJournalState)
+      .values({ id: 1, foldedSeq: sql.placeholder('seq') })
+      .onConflictDoUpdate({ target: usageJournalState.id, set: { foldedSeq: sql`excluded.folded_seq` } })
+      .prepare()
+  }
+
+  get seq(): number {
+    return this.read.get()?.seq ?? 0
+  }
+
+  set seq(seq: number) {
+    this.write.run({ seq })
+  }
+}
+
+/**
+ * Usage counters (daily, and per-minute rollups for the dashboard), durable before the response
+ * ends and cheap per request. Entries recorded in the same event-loop turn are appended to the
+ * journal (see journal.ts) in one `write()`; `record` resolves once that write returned, and callers
+ * await it before the response is finished, so a response the client received is counted even if
+ * the process dies right after. Every second the counters added up meanwhile are folded into SQLite
+ * in one transaction and the journal is emptied. A SQLite commit per turn cost about 25 µs (a WAL
+ * frame per page touched); the journal write costs about 2 µs.
+ *
+ * Without a journal (an in-memory database) each turn's entries are committed to SQLite directly.
+ */
+export class UsageRecorder {
+  private batch: UsageEntry[] = []
+  private written: Promise<void> | null = null
+  private settle: { resolve: () => void; reject: (error: unknown) => void } | null = null
+  private readonly pending: PendingUsage
+  private readonly state: FoldState
+  /** The last batch appended to the journal. */
+  private seq: number
+  /** The fold point this process last wrote; another value in the database means the CLI folded. */
+  private foldedSeq: number
+  private timer: Timer | null = null
+
+  constructor(
+    private readonly db: Db,
+    private readonly journal: UsageJournal | null,
+  ) {
+    this.pending = new PendingUsage(db)
+    this.state = new FoldState(db)
+    this.foldedSeq = this.seq = this.state.seq
+    // What a killed process journaled but never folded is counted now, before any quota is read.
+    if (journal) {
+      this.seq = addUnfolded(this.pending, readJournal(journal.path), this.foldedSeq)
+      this.fold()
+    }
+  }
+
+  /** Adds one request to the counters; resolves once it is durable. */
+  record(entry: UsageEntry): Promise<void> {
+    this.pending.add(entry)
+    this.batch.push(entry)
+    if (!this.written) {
+      this.written = new Promise((resolve, reject) => (this.settle = { resolve, reject }))
+      setImmediate(() => this.writeBatch())
+    }
+    return this.written
+  }
+
+  private writeBatch(): void {
+    const batch = this.batch
     const settle = this.settle
-    this.pending = new Map()
-    this.committed = null
+    this.batch = []
+    this.written = null
     this.settle = null
-    if (rows.size === 0) return settle?.resolve()
+    if (batch.length === 0) return settle?.resolve()
     try {
-      this.db.transaction(() => {
-        for (const row of rows.values()) this.upsert.run(row)
-        this.rollups.write()
-      })
+      if (this.journal) this.journal.append(++this.seq, batch)
+      else this.fold()
       settle?.resolve()
     } catch (error) {
       settle?.reject(error)
     }
   }
+
+  /**
+   * Folds everything recorded so far into SQLite and empties the journal. Called every second, at
+   * shutdown, and before the gateway reads its own counters, so reads are exact.
+   */
+  fold(): void {
+    if (this.batch.length > 0) this.writeBatch()
+    if (this.pending.empty) return
+    this.db.$client
+      .transaction(() => {
+        const stored = this.state.seq
+        if (stored !== this.foldedSeq && this.journal) {
+          // The CLI folded part of the journal meanwhile: the file, not memory, says what is left.
+          this.pending.clear()
+          addUnfolded(this.pending, readJournal(this.journal.path), stored)
+        }
+        this.pending.write()
+        this.state.seq = this.seq
+      })
+      .immediate()
+    this.foldedSeq = this.seq
+    this.journal?.truncate()
+  }
+
+  /** Counter rows and totals, everything recorded so far included. */
+  report(query: UsageQuery): { totals: UsageCounters; data: UsageRow[] } {
+    this.fold()
+    return queryUsage(this.db, query)
+  }
+
+  /** A dashboard time series, everything recorded so far included. */
+  series(query: SeriesQuery): SeriesPoint[] {
+    this.fold()
+    return usageSeries(this.db, query)
+  }
+
+  /** Folds every second until stopped. */
+  start(intervalMs = 1000): void {
+    this.timer ??= setInterval(() => this.fold(), intervalMs)
+    this.timer.unref()
+  }
+
+  /** Folds what is left and closes the journal. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    this.fold()
+    this.journal?.close()
+  }
+}
+
+/**
+ * Folds whatever a server journaled but has not folded yet into SQLite, without emptying the file
+ * (the server owns it). For the CLI: its reports are exact whether the server runs or was killed.
+ */
+export function foldJournal(db: Db, journalPath: string | null): void {
+  if (journalPath === null) return
+  const pending = new PendingUsage(db)
+  const state = new FoldState(db)
+  db.$client
+    .transaction(() => {
+      const stored = state.seq
+      const last = addUnfolded(pending, readJournal(journalPath), stored)
+      if (last === stored) return
+      pending.write()
+      state.seq = last
+    })
+    .immediate()
 }
 
 export interface UsageCounters {

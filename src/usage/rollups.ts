@@ -44,7 +44,7 @@ interface MinuteRow {
   lat: number[]
 }
 
-/** Per-minute rollups, accumulated with the daily counters and written in the same transaction. */
+/** Per-minute rollups, added up with the daily counters and written in the same transaction. */
 export class MinuteRollups {
   private pending = new Map<string, MinuteRow>()
   private readonly upsert: Statement<unknown, SQLQueryBindings[]>
@@ -92,6 +92,10 @@ export class MinuteRollups {
     for (const r of this.pending.values()) {
       this.upsert.run(r.minute, r.keyId, r.alias, r.upstream, r.requests, r.errors, r.prompt, r.completion, r.latency, ...r.lat)
     }
+    this.clear()
+  }
+
+  clear(): void {
     this.pending = new Map()
   }
 }

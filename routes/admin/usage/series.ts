@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { GatewayError } from '../../../src/errors'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../../src/http/admin'
 import { ErrorSchema } from '../../../src/http/schemas'
-import { type SeriesBucket, usageSeries } from '../../../src/usage/rollups'
+import type { SeriesBucket } from '../../../src/usage/rollups'
 
 /** Default span per bucket size: the dashboard's "last hour / day / 30 days". */
 const DEFAULT_SPAN_MS: Record<SeriesBucket, number> = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 }
@@ -32,7 +32,7 @@ export default defineAdminRoute((gateway) =>
       const bucket = query.bucket ?? 'minute'
       const to = time('to', query.to, gateway.now())
       const from = time('from', query.from, to - DEFAULT_SPAN_MS[bucket])
-      return { bucket, data: usageSeries(gateway.storage.db, { from, to, bucket, keyId: query.key_id, alias: query.alias, upstream: query.upstream }) }
+      return { bucket, data: gateway.usage.series({ from, to, bucket, keyId: query.key_id, alias: query.alias, upstream: query.upstream }) }
     },
     {
       query: t.Object({
