@@ -1,8 +1,9 @@
 import { Elysia, t } from 'elysia'
+import { Int } from '../src/http/schemas'
 import { VERSION } from '../src/gateway'
 import { defineRoute } from '../src/http/route'
 
-const HealthSchema = t.Object({ ok: t.Boolean(), version: t.String(), database: t.String(), uptime_s: t.Integer() })
+const HealthSchema = t.Object({ ok: t.Boolean(), version: t.String(), database: t.String(), uptime_s: Int() })
 
 export default defineRoute((gateway) => {
   const ping = gateway.storage.sqlite.query('SELECT 1')

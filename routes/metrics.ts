@@ -8,10 +8,10 @@ import { ErrorSchema } from '../src/http/schemas'
 export default defineRoute((gateway) =>
   new Elysia().get(
     '',
-    async ({ headers }) => {
+    ({ headers }) => {
       const key = gateway.env.metricsKey
       if (key !== null && !secretMatches(extractApiKey(headers), key)) throw unauthorized()
-      return new Response(await gateway.metrics.text(), { headers: { 'content-type': gateway.metrics.contentType } })
+      return new Response(gateway.metrics.text(), { headers: { 'content-type': gateway.metrics.contentType } })
     },
     {
       response: { 401: ErrorSchema },

@@ -1,136 +1,228 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/dispatch'
 import type { RoutingTable } from './routing/table'
 
 /**
- * Label-value lookups cached per combination: prom-client hashes a label object on every call,
- * which shows in a profile at thousands of requests a second; a child is resolved once instead.
+ * Prometheus metrics, kept in plain numbers and written out in the text format (0.0.4) at scrape
+ * time. Hand-rolled rather than prom-client: prom-client hashes a label object on every update and
+ * cost about a tenth of the gateway's throughput in `bun run bench`; here a label set resolves to
+ * its series through nested maps of label values, with no string built per update.
  */
-function childrenOf<C>(metric: { labels(...values: string[]): C }): (...values: string[]) => C {
-  const children = new Map<string, C>()
-  return (...values) => {
-    const key = values.join('\u0000')
-    let child = children.get(key)
-    if (child === undefined) {
-      child = metric.labels(...values)
-      children.set(key, child)
+
+const escapeLabel = (value: string) => value.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')
+
+/** One sample as `/metrics` shows it: for tests and tools that want numbers, not text. */
+export interface MetricSample {
+  name: string
+  labels: Record<string, string>
+  value: number
+}
+
+abstract class Family<S> {
+  private readonly root = new Map<string, unknown>()
+  private readonly all: { values: string[]; series: S }[] = []
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {}
+
+  protected abstract create(): S
+  abstract readonly type: string
+  protected abstract samples(series: S, labels: Record<string, string>, out: MetricSample[]): void
+
+  /** The series for these label values, in the order of `labelNames`. */
+  labels(...values: string[]): S {
+    let node: Map<string, unknown> = this.root
+    for (let i = 0; i < values.length - 1; i++) {
+      let next = node.get(values[i]!) as Map<string, unknown> | undefined
+      if (next === undefined) node.set(values[i]!, (next = new Map()))
+      node = next
     }
-    return child
+    const last = values.length === 0 ? '' : values[values.length - 1]!
+    let series = node.get(last) as S | undefined
+    if (series === undefined) {
+      series = this.create()
+      node.set(last, series)
+      this.all.push({ values, series })
+    }
+    return series
+  }
+
+  /** Forgets every series (gauges recomputed at each scrape). */
+  reset(): void {
+    this.root.clear()
+    this.all.length = 0
+  }
+
+  collect(out: MetricSample[]): void {
+    for (const { values, series } of this.all) {
+      this.samples(series, Object.fromEntries(this.labelNames.map((name, i) => [name, values[i]!])), out)
+    }
+  }
+}
+
+export class Counter extends Family<{ value: number }> {
+  readonly type = 'counter'
+  protected create() {
+    return { value: 0 }
+  }
+  protected samples(series: { value: number }, labels: Record<string, string>, out: MetricSample[]) {
+    out.push({ name: this.name, labels, value: series.value })
+  }
+  inc(...values: string[]): void {
+    this.labels(...values).value++
+  }
+}
+
+export class Gauge extends Family<{ value: number }> {
+  readonly type = 'gauge'
+  protected create() {
+    return { value: 0 }
+  }
+  protected samples(series: { value: number }, labels: Record<string, string>, out: MetricSample[]) {
+    out.push({ name: this.name, labels, value: series.value })
+  }
+}
+
+interface HistogramSeries {
+  /** Per bucket, not cumulative; the last one is +Inf. */
+  counts: Float64Array
+  sum: number
+  count: number
+  observe(value: number): void
+}
+
+export class Histogram extends Family<HistogramSeries> {
+  readonly type = 'histogram'
+
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {
+    super(name, help, labelNames)
+  }
+
+  protected create(): HistogramSeries {
+    const bounds = this.buckets
+    const series: HistogramSeries = {
+      counts: new Float64Array(bounds.length + 1),
+      sum: 0,
+      count: 0,
+      observe(value) {
+        let i = 0
+        while (i < bounds.length && value > bounds[i]!) i++
+        series.counts[i]!++
+        series.sum += value
+        series.count++
+      },
+    }
+    return series
+  }
+
+  protected samples(series: HistogramSeries, labels: Record<string, string>, out: MetricSample[]) {
+    let cumulative = 0
+    for (let i = 0; i <= this.buckets.length; i++) {
+      cumulative += series.counts[i]!
+      out.push({ name: `${this.name}_bucket`, labels: { ...labels, le: i < this.buckets.length ? String(this.buckets[i]) : '+Inf' }, value: cumulative })
+    }
+    out.push({ name: `${this.name}_sum`, labels, value: series.sum })
+    out.push({ name: `${this.name}_count`, labels, value: series.count })
   }
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 const CIRCUIT_VALUE = { closed: 0, half_open: 1, open: 2 } as const
 
-/** Every metric the gateway exports, in its own registry (prefix `chatgate_`). */
+/** Every metric the gateway exports (prefix `chatgate_`). Label values go in the order of each metric's label names. */
 export class GatewayMetrics {
-  readonly registry = new Registry()
-  readonly requests: Counter<'alias' | 'upstream' | 'status'>
-  readonly requestDuration: Histogram<'alias'>
-  readonly overhead: Histogram
-  readonly upstreamDuration: Histogram<'upstream'>
-  readonly ttfb: Histogram<'alias'>
-  readonly tokens: Counter<'alias' | 'direction'>
-  readonly refusals: Counter<'reason'>
-  readonly attempts: Counter<'upstream' | 'outcome'>
-  readonly retries: Counter<'upstream'>
-  readonly fallbacks: Counter<'alias'>
-  readonly inFlight: Gauge
-  /** Cached children, label values in the order of each metric's `labelNames`. */
-  readonly requestsBy
-  readonly requestDurationBy
-  readonly upstreamDurationBy
-  readonly ttfbBy
-  readonly tokensBy
+  readonly requests = new Counter('chatgate_requests_total', 'Requests by alias, upstream and status class (2xx, 4xx, 5xx)', ['alias', 'upstream', 'status'])
+  readonly requestDuration = new Histogram(
+    'chatgate_request_duration_seconds',
+    'Time from request to the last byte of the response, in the gateway',
+    ['alias'],
+    LATENCY_BUCKETS,
+  )
+  readonly overhead = new Histogram(
+    'chatgate_gateway_overhead_seconds',
+    'Time a non-streaming completion spent in the gateway itself, upstream time excluded',
+    [],
+    [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+  )
+  readonly upstreamDuration = new Histogram(
+    'chatgate_upstream_duration_seconds',
+    'Time spent waiting on upstreams for one request, all attempts',
+    ['upstream'],
+    LATENCY_BUCKETS,
+  )
+  readonly ttfb = new Histogram('chatgate_ttfb_seconds', 'Streams: time to the first byte sent to the caller', ['alias'], LATENCY_BUCKETS)
+  readonly tokens = new Counter('chatgate_tokens_total', 'Tokens by alias and direction (prompt, completion)', ['alias', 'direction'])
+  readonly refusals = new Counter('chatgate_ratelimit_refusals_total', 'Requests refused by a limit: requests, tokens, concurrency, quota', ['reason'])
+  readonly attempts = new Counter('chatgate_upstream_attempts_total', 'Upstream attempts by outcome (success or an error code)', ['upstream', 'outcome'])
+  readonly retries = new Counter('chatgate_retries_total', 'Attempts that retried the same target', ['upstream'])
+  readonly fallbacks = new Counter('chatgate_fallbacks_total', 'Attempts that moved on to another target', ['alias'])
+  private readonly inFlightGauge = new Gauge('chatgate_in_flight_requests', 'Chat completions in flight', [])
+  /** The in-flight gauge's one series: `value++` and `value--`. */
+  readonly inFlight = this.inFlightGauge.labels()
+  private readonly circuitState = new Gauge('chatgate_circuit_state', 'Circuit state per target: 0 closed, 1 half open, 2 open', ['upstream', 'model'])
+  private readonly families: Family<unknown>[]
 
-  constructor(state: { routing: () => RoutingTable; circuits: CircuitBreakers; now: () => number }) {
-    const registers = [this.registry]
-    this.requests = new Counter({
-      name: 'chatgate_requests_total',
-      help: 'Requests by alias, upstream and status class (2xx, 4xx, 5xx)',
-      labelNames: ['alias', 'upstream', 'status'],
-      registers,
-    })
-    this.requestDuration = new Histogram({
-      name: 'chatgate_request_duration_seconds',
-      help: 'Time from request to the last byte of the response, in the gateway',
-      labelNames: ['alias'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    })
-    this.overhead = new Histogram({
-      name: 'chatgate_gateway_overhead_seconds',
-      help: 'Time a non-streaming completion spent in the gateway itself, upstream time excluded',
-      buckets: [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
-      registers,
-    })
-    this.upstreamDuration = new Histogram({
-      name: 'chatgate_upstream_duration_seconds',
-      help: 'Time spent waiting on upstreams for one request, all attempts',
-      labelNames: ['upstream'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    })
-    this.ttfb = new Histogram({
-      name: 'chatgate_ttfb_seconds',
-      help: 'Streams: time to the first byte sent to the caller',
-      labelNames: ['alias'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    })
-    this.tokens = new Counter({
-      name: 'chatgate_tokens_total',
-      help: 'Tokens by alias and direction (prompt, completion)',
-      labelNames: ['alias', 'direction'],
-      registers,
-    })
-    this.refusals = new Counter({
-      name: 'chatgate_ratelimit_refusals_total',
-      help: 'Requests refused by a limit: requests, tokens, concurrency, quota',
-      labelNames: ['reason'],
-      registers,
-    })
-    this.attempts = new Counter({
-      name: 'chatgate_upstream_attempts_total',
-      help: 'Upstream attempts by outcome (success or an error code)',
-      labelNames: ['upstream', 'outcome'],
-      registers,
-    })
-    this.retries = new Counter({ name: 'chatgate_retries_total', help: 'Attempts that retried the same target', labelNames: ['upstream'], registers })
-    this.fallbacks = new Counter({ name: 'chatgate_fallbacks_total', help: 'Attempts that moved on to another target', labelNames: ['alias'], registers })
-    this.inFlight = new Gauge({ name: 'chatgate_in_flight_requests', help: 'Chat completions in flight', registers })
-    this.requestsBy = childrenOf(this.requests)
-    this.requestDurationBy = childrenOf(this.requestDuration)
-    this.upstreamDurationBy = childrenOf(this.upstreamDuration)
-    this.ttfbBy = childrenOf(this.ttfb)
-    this.tokensBy = childrenOf(this.tokens)
-    new Gauge({
-      name: 'chatgate_circuit_state',
-      help: 'Circuit state per target: 0 closed, 1 half open, 2 open',
-      labelNames: ['upstream', 'model'],
-      registers,
-      collect() {
-        this.reset()
-        const now = state.now()
-        const seen = new Set<string>()
-        for (const alias of state.routing().aliases.values()) {
-          for (const target of alias.targets) {
-            const key = targetKey(target)
-            if (seen.has(key)) continue
-            seen.add(key)
-            this.set({ upstream: target.upstream.name, model: target.model }, CIRCUIT_VALUE[state.circuits.state(key, target.upstream, now)])
-          }
-        }
-      },
-    })
+  constructor(private readonly state: { routing: () => RoutingTable; circuits: CircuitBreakers; now: () => number }) {
+    this.families = [
+      this.requests,
+      this.requestDuration,
+      this.overhead,
+      this.upstreamDuration,
+      this.ttfb,
+      this.tokens,
+      this.refusals,
+      this.attempts,
+      this.retries,
+      this.fallbacks,
+      this.inFlightGauge,
+      this.circuitState,
+    ] as Family<unknown>[]
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics()
+  /** Circuit states are read from the breakers at scrape time, for the routing table in force then. */
+  private collectCircuits(): void {
+    this.circuitState.reset()
+    const now = this.state.now()
+    for (const alias of this.state.routing().aliases.values()) {
+      for (const target of alias.targets) {
+        const series = this.circuitState.labels(target.upstream.name, target.model)
+        series.value = CIRCUIT_VALUE[this.state.circuits.state(targetKey(target), target.upstream, now)]
+      }
+    }
   }
 
-  get contentType(): string {
-    return this.registry.contentType
+  /** Every sample, as the text format lists them. */
+  samples(): MetricSample[] {
+    this.collectCircuits()
+    const out: MetricSample[] = []
+    for (const family of this.families) family.collect(out)
+    return out
   }
+
+  /** The Prometheus text exposition. */
+  text(): string {
+    this.collectCircuits()
+    let text = ''
+    const out: MetricSample[] = []
+    for (const family of this.families) {
+      text += `# HELP ${family.name} ${family.help}\n# TYPE ${family.name} ${family.type}\n`
+      out.length = 0
+      family.collect(out)
+      for (const sample of out) {
+        const labels = Object.entries(sample.labels)
+        text += `${sample.name}${labels.length === 0 ? '' : `{${labels.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`} ${sample.value}\n`
+      }
+    }
+    return text
+  }
+
+  readonly contentType = 'text/plain; version=0.0.4; charset=utf-8'
 }

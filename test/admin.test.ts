@@ -369,7 +369,8 @@ targets = [{ upstream = "dead", model = "d" }, { upstream = "local", model = "ec
       const response = await gw.request('/metrics')
       expect(response.status).toBe(200)
       expect(response.headers.get('content-type')).toContain('text/plain')
-      const families = new Map(parse(await response.text()).map((f) => [f.name, f]))
+      const text = await response.text()
+      const families = new Map(parse(text).map((f) => [f.name, f]))
       const value = (name: string, labels: Record<string, string>) =>
         Number(families.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))?.value ?? NaN)
 
@@ -393,16 +394,18 @@ targets = [{ upstream = "dead", model = "d" }, { upstream = "local", model = "ec
       ]) {
         expect(families.get(name)?.type).toBe('HISTOGRAM')
       }
-      // The text parser drops labels of histogram series; prom-client's own registry reads them back.
-      const registered = await gw.gateway.metrics.registry.getMetricsAsJSON()
+      // The text parser drops labels of histogram series; the registry's own samples keep them.
+      const samples = gw.gateway.metrics.samples()
       const histogramCount = (name: string, labels: Record<string, string>) =>
-        (registered.find((m) => m.name === name)!.values as { metricName?: string; labels: Record<string, string | number>; value: number }[]).find(
-          (v) => v.metricName === `${name}_count` && Object.entries(labels).every(([k, l]) => v.labels[k] === l),
-        )?.value
+        samples.find((s) => s.name === `${name}_count` && Object.entries(labels).every(([k, l]) => s.labels[k] === l))?.value
       expect(histogramCount('chatgate_request_duration_seconds', { alias: 'local/echo' })).toBe(3)
       expect(histogramCount('chatgate_gateway_overhead_seconds', {})).toBe(2)
       expect(histogramCount('chatgate_ttfb_seconds', { alias: 'dead/x' })).toBe(1)
       expect(histogramCount('chatgate_upstream_duration_seconds', { upstream: 'local' })).toBe(3)
+      // The text carries the same series, cumulative buckets ending in +Inf.
+      expect(text).toContain('chatgate_request_duration_seconds_count{alias="local/echo"} 3\n')
+      expect(text).toContain('chatgate_request_duration_seconds_bucket{alias="local/echo",le="+Inf"} 3\n')
+      expect(text).toContain('chatgate_upstream_duration_seconds_count{upstream="local"} 3\n')
     } finally {
       gw.close()
     }

@@ -232,6 +232,9 @@ targets = [{ upstream = "local", model = "echo" }]
       [{ model: 'local/echo', messages: [{ role: 'user', content: 'x' }], temperature: 2.5 }, 'temperature'],
       [{ model: 'local/echo', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' }, 'temperature'],
       [{ model: 'local/echo', messages: [{ role: 'user', content: 'x' }], stream: 'yes' }, 'stream'],
+      // A JSON API takes numbers as numbers: "5" is refused, not converted.
+      [{ model: 'local/echo', messages: [{ role: 'user', content: 'x' }], max_tokens: '5' }, 'max_tokens'],
+      [{ model: 'local/echo', messages: [{ role: 'user', content: 'x' }], max_tokens: 2.5 }, 'max_tokens'],
       [[1, 2], ''],
     ]
     for (const [body, param] of cases) {

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { ErrorSchema } from '../../src/http/schemas'
+import { ErrorSchema, Int } from '../../src/http/schemas'
 import { targetKey } from '../../src/routing/dispatch'
 
 const AliasSchema = t.Object({
@@ -10,7 +10,7 @@ const AliasSchema = t.Object({
     t.Object({
       upstream: t.String(),
       model: t.String(),
-      weight: t.Integer(),
+      weight: Int(),
       circuit: t.Union([t.Literal('closed'), t.Literal('open'), t.Literal('half_open')]),
     }),
   ),

@@ -1,12 +1,12 @@
 import { Elysia, t } from 'elysia'
 import { reloadConfig } from '../../src/gateway'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { ErrorSchema } from '../../src/http/schemas'
+import { ErrorSchema, Int } from '../../src/http/schemas'
 
 export default defineAdminRoute((gateway) =>
   new Elysia().use(adminAuth(gateway)).post('', () => ({ ok: true as const, ...reloadConfig(gateway) }), {
     response: {
-      200: t.Object({ ok: t.Literal(true), source: t.String(), tiers: t.Integer(), upstreams: t.Integer(), aliases: t.Integer() }),
+      200: t.Object({ ok: t.Literal(true), source: t.String(), tiers: Int(), upstreams: Int(), aliases: Int() }),
       400: ErrorSchema,
       401: ErrorSchema,
     },

@@ -1,13 +1,13 @@
 import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { ErrorSchema } from '../../src/http/schemas'
+import { ErrorSchema, Int } from '../../src/http/schemas'
 
-const Quota = t.Union([t.Integer(), t.Null()])
+const Quota = t.Union([Int(), t.Null()])
 const TierSchema = t.Object({
   name: t.String(),
-  requests_per_minute: t.Integer(),
-  tokens_per_minute: t.Integer(),
-  max_concurrent: t.Integer(),
+  requests_per_minute: Int(),
+  tokens_per_minute: Int(),
+  max_concurrent: Int(),
   daily_request_quota: Quota,
   monthly_token_quota: Quota,
   models: t.Union([t.Array(t.String()), t.Null()]),

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { ErrorSchema } from '../../src/http/schemas'
+import { ErrorSchema, Int } from '../../src/http/schemas'
 
 const UpstreamSchema = t.Object({
   name: t.String(),
@@ -8,11 +8,11 @@ const UpstreamSchema = t.Object({
   base_url: t.Union([t.String(), t.Null()]),
   api_key_env: t.Union([t.String(), t.Null()]),
   api_key_set: t.Boolean({ description: 'Whether that environment variable is set; the secret itself is never shown' }),
-  timeout_ms: t.Integer(),
-  connect_timeout_ms: t.Integer(),
-  max_retries: t.Integer(),
-  failure_threshold: t.Integer(),
-  cooldown_ms: t.Integer(),
+  timeout_ms: Int(),
+  connect_timeout_ms: Int(),
+  max_retries: Int(),
+  failure_threshold: Int(),
+  cooldown_ms: Int(),
 })
 
 export default defineAdminRoute((gateway) =>

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { defineRoute } from '../../src/http/route'
-import { ErrorSchema, UsageCounterFields as Counters } from '../../src/http/schemas'
+import { ErrorSchema, Int, UsageCounterFields as Counters } from '../../src/http/schemas'
 import { usageRange } from '../../src/usage/recorder'
 
 const UsageSchema = t.Object(
@@ -10,7 +10,7 @@ const UsageSchema = t.Object(
     from: t.String(),
     to: t.String(),
     totals: t.Object(Counters),
-    data: t.Array(t.Object({ date: t.String(), alias: t.String(), upstream: t.String(), ...Counters, latency_ms_sum: t.Integer() })),
+    data: t.Array(t.Object({ date: t.String(), alias: t.String(), upstream: t.String(), ...Counters, latency_ms_sum: Int() })),
   },
   { title: 'Usage' },
 )

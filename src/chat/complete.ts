@@ -42,7 +42,7 @@ interface OpenedStream {
 }
 
 /** Resolves the alias, applies the caller's tier and limits, and serves the completion from an upstream. */
-export async function completeChat(call: ChatCall): Promise<Response> {
+export async function completeChat(call: ChatCall): Promise<Response | string> {
   const { gateway, caller, request, record } = call
   const { metrics } = gateway
   // One routing table for the whole request, even if a reload swaps it meanwhile.
@@ -56,17 +56,17 @@ export async function completeChat(call: ChatCall): Promise<Response> {
   const admission = gateway.limiter.admit(caller.key.id, caller.limits, gateway.now())
   setRateLimitHeaders(call.headers, admission.state)
   if (!admission.ok) {
-    metrics.refusals.inc({ reason: admission.reason })
+    metrics.refusals.inc(admission.reason)
     throw admission.error
   }
-  metrics.inFlight.inc()
+  metrics.inFlight.value++
 
   let lastTarget: Target | undefined
   let upstreamStart: number | undefined
   // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens
   // charged. The promise resolves once the usage is committed: await it before the response ends.
   const settle = (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
-    metrics.inFlight.dec()
+    metrics.inFlight.value--
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
     const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
     const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
@@ -90,8 +90,8 @@ export async function completeChat(call: ChatCall): Promise<Response> {
     now: gateway.now,
     onAttempt: (target, attempt) => {
       upstreamStart ??= performance.now()
-      if (lastTarget === target) metrics.retries.inc({ upstream: target.upstream.name })
-      else if (lastTarget) metrics.fallbacks.inc({ alias: alias.name })
+      if (lastTarget === target) metrics.retries.inc(target.upstream.name)
+      else if (lastTarget) metrics.fallbacks.inc(alias.name)
       lastTarget = target
       record.upstream = target.upstream.name
       record.upstreamModel = target.model
@@ -101,10 +101,10 @@ export async function completeChat(call: ChatCall): Promise<Response> {
       call.headers[gateway.headers.attempts] = String(attempt)
     },
     onFailure: (target, error) => {
-      metrics.attempts.inc({ upstream: target.upstream.name, outcome: error.code ?? 'error' })
+      metrics.attempts.inc(target.upstream.name, error.code ?? 'error')
       logUpstreamFailure(gateway, target, error)
     },
-    onSuccess: (target) => metrics.attempts.inc({ upstream: target.upstream.name, outcome: 'success' }),
+    onSuccess: (target) => metrics.attempts.inc(target.upstream.name, 'success'),
   }
   const upstreamRequest = (target: Target): ChatRequest => ({ ...request, model: target.model })
 
@@ -130,7 +130,9 @@ export async function completeChat(call: ChatCall): Promise<Response> {
     completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
     // Counted before the response leaves: a response the client received is always in usage.
     await settle(served.target, completion.usage, false)
-    return new Response(JSON.stringify(completion), { headers: { 'content-type': 'application/json' } })
+    // A string, not a Response: the framework builds the one Response with every header at once.
+    call.headers['content-type'] = 'application/json'
+    return JSON.stringify(completion)
   } catch (error) {
     await settle(lastTarget, null, true)
     throw error

@@ -1,8 +1,8 @@
 import { t } from 'elysia'
 import type { KeyPatch } from '../auth/keys'
-import { UsageCounterFields } from './schemas'
+import { Int, UsageCounterFields } from './schemas'
 
-const Limit = (field: string, description: string) => t.Integer({ minimum: 1, description, error: `Invalid request: ${field} must be a positive integer` })
+const Limit = (field: string, description: string) => Int({ minimum: 1, description, error: `Invalid request: ${field} must be a positive integer` })
 
 /** A key as the admin API and `keys list --json` show it: never the key, never its hash. */
 export const KeyRecordSchema = t.Object(
@@ -14,11 +14,11 @@ export const KeyRecordSchema = t.Object(
     created_at: t.String(),
     expires_at: t.Union([t.String(), t.Null()]),
     revoked_at: t.Union([t.String(), t.Null()]),
-    rpm: t.Union([t.Integer(), t.Null()]),
-    tpm: t.Union([t.Integer(), t.Null()]),
-    max_concurrent: t.Union([t.Integer(), t.Null()]),
-    monthly_token_quota: t.Union([t.Integer(), t.Null()]),
-    daily_request_quota: t.Union([t.Integer(), t.Null()]),
+    rpm: t.Union([Int(), t.Null()]),
+    tpm: t.Union([Int(), t.Null()]),
+    max_concurrent: t.Union([Int(), t.Null()]),
+    monthly_token_quota: t.Union([Int(), t.Null()]),
+    daily_request_quota: t.Union([Int(), t.Null()]),
   },
   { title: 'KeyRecord' },
 )
@@ -88,7 +88,7 @@ export const UsageReportSchema = t.Object(
         alias: t.String(),
         upstream: t.String(),
         ...UsageCounterFields,
-        latency_ms_sum: t.Integer(),
+        latency_ms_sum: Int(),
       }),
     ),
   },

@@ -27,15 +27,15 @@ export class RequestObserver {
     const alias = record.alias ?? ''
     const upstream = record.upstream ?? ''
     const m = this.metrics
-    m.requestsBy(alias, upstream, STATUS_CLASS[Math.floor(status / 100)] ?? 'other').inc()
-    m.requestDurationBy(alias).observe(seconds)
+    m.requests.inc(alias, upstream, STATUS_CLASS[Math.floor(status / 100)] ?? 'other')
+    m.requestDuration.labels(alias).observe(seconds)
     if (record.upstreamMs !== undefined) {
-      m.upstreamDurationBy(upstream).observe(record.upstreamMs / 1000)
-      if (record.ttfbMs === undefined) m.overhead.observe(Math.max(0, seconds - record.upstreamMs / 1000))
+      m.upstreamDuration.labels(upstream).observe(record.upstreamMs / 1000)
+      if (record.ttfbMs === undefined) m.overhead.labels().observe(Math.max(0, seconds - record.upstreamMs / 1000))
     }
-    if (record.ttfbMs !== undefined) m.ttfbBy(alias).observe(record.ttfbMs / 1000)
-    if (record.promptTokens) m.tokensBy(alias, 'prompt').inc(record.promptTokens)
-    if (record.completionTokens) m.tokensBy(alias, 'completion').inc(record.completionTokens)
+    if (record.ttfbMs !== undefined) m.ttfb.labels(alias).observe(record.ttfbMs / 1000)
+    if (record.promptTokens) m.tokens.labels(alias, 'prompt').value += record.promptTokens
+    if (record.completionTokens) m.tokens.labels(alias, 'completion').value += record.completionTokens
 
     const level = QUIET_PATHS.has(record.path) ? 'debug' : status >= 500 ? 'warn' : 'info'
     if (!this.log.isLevelEnabled(level)) return

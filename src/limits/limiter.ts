@@ -56,12 +56,18 @@ const IDLE_EVICT_MS = 2 * WINDOW_MS
 
 const ceilSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 
-/** Times of events in the last minute, oldest first, in a growable ring (a sliding log). */
+/**
+ * Amounts counted in the last minute with their times, oldest first, in a growable ring (a sliding
+ * log). Events in the same millisecond share one entry, so the log holds at most 60,000 entries
+ * however busy the key: exact, and bounded in memory.
+ */
 class SlidingLog {
   private times = new Float64Array(8)
   private amounts = new Float64Array(8)
   private head = 0
-  count = 0
+  /** Entries held (not events: one entry per millisecond). */
+  private count = 0
+  /** The sum of the amounts in the window: for the request log, the number of requests. */
   total = 0
 
   advance(now: number): void {
@@ -74,13 +80,19 @@ class SlidingLog {
 
   /** Appends an event; a clock that stepped back is clamped so the log stays in time order. */
   push(time: number, amount: number): void {
-    if (this.count > 0) time = Math.max(time, this.times[(this.head + this.count - 1) % this.times.length]!)
+    this.total += amount
+    if (this.count > 0) {
+      const last = (this.head + this.count - 1) % this.times.length
+      if (time <= this.times[last]!) {
+        this.amounts[last]! += amount
+        return
+      }
+    }
     if (this.count === this.times.length) this.grow()
     const at = (this.head + this.count) % this.times.length
     this.times[at] = time
     this.amounts[at] = amount
     this.count++
-    this.total += amount
   }
 
   /** Milliseconds until the oldest entry leaves the window (0 when empty). */
@@ -181,8 +193,8 @@ export class MemoryLimiter implements Limiter {
   private stateOf(state: KeyState, limits: KeyLimits, now: number): LimitState {
     return {
       limit: limits.requestsPerMinute,
-      remaining: Math.max(0, limits.requestsPerMinute - state.requests.count),
-      resetSeconds: state.requests.count === 0 ? 0 : ceilSeconds(state.requests.msUntilOldestLeaves(now)),
+      remaining: Math.max(0, limits.requestsPerMinute - state.requests.total),
+      resetSeconds: state.requests.total === 0 ? 0 : ceilSeconds(state.requests.msUntilOldestLeaves(now)),
       tokenLimit: limits.tokensPerMinute,
       tokensRemaining: Math.max(0, limits.tokensPerMinute - state.tokens.total),
     }
@@ -224,7 +236,7 @@ export class MemoryLimiter implements Limiter {
         refusal('quota_exceeded', `Monthly token quota of ${limits.monthlyTokenQuota} reached. It resets on the 1st at 00:00 UTC, in ${wait} s.`, wait),
       )
     }
-    if (state.requests.count >= limits.requestsPerMinute) {
+    if (state.requests.total >= limits.requestsPerMinute) {
       const wait = ceilSeconds(state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
       return refuse(
         'requests',

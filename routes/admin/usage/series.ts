@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { GatewayError } from '../../../src/errors'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../../src/http/admin'
-import { ErrorSchema } from '../../../src/http/schemas'
+import { ErrorSchema, Int } from '../../../src/http/schemas'
 import type { SeriesBucket } from '../../../src/usage/rollups'
 
 /** Default span per bucket size: the dashboard's "last hour / day / 30 days". */
@@ -17,10 +17,10 @@ function time(param: 'from' | 'to', value: string | undefined, fallback: number)
 
 const PointSchema = t.Object({
   t: t.String({ description: 'Bucket start, ISO time (UTC)' }),
-  requests: t.Integer(),
-  errors: t.Integer(),
-  prompt_tokens: t.Integer(),
-  completion_tokens: t.Integer(),
+  requests: Int(),
+  errors: Int(),
+  prompt_tokens: Int(),
+  completion_tokens: Int(),
   p50_ms: t.Union([t.Number(), t.Null()]),
   p95_ms: t.Union([t.Number(), t.Null()]),
 })

@@ -13,7 +13,14 @@ export default defineRoute((gateway) =>
     ({ body, caller, request, set }) => {
       const chatRequest = body as ChatRequest
       checkMessages(chatRequest.messages)
-      return completeChat({ gateway, caller, request: chatRequest, clientSignal: request.signal, headers: set.headers, record: recordOf(request) })
+      return completeChat({
+        gateway,
+        caller,
+        request: chatRequest,
+        clientSignal: request.signal,
+        headers: set.headers,
+        record: recordOf(request),
+      }) as Promise<Response>
     },
     {
       body: ChatRequestSchema,
