@@ -8,9 +8,9 @@ import { ErrorSchema } from '../src/http/schemas'
 export default defineRoute((gateway) =>
   new Elysia().get(
     '',
-    ({ headers }) => {
+    ({ request }) => {
       const key = gateway.env.metricsKey
-      if (key !== null && !secretMatches(extractApiKey(headers), key)) throw unauthorized()
+      if (key !== null && !secretMatches(extractApiKey(request.headers), key)) throw unauthorized()
       return new Response(gateway.metrics.text(), { headers: { 'content-type': gateway.metrics.contentType } })
     },
     {

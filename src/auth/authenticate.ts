@@ -15,12 +15,13 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i
 
 /**
  * The caller's key from `Authorization: Bearer` or `x-api-key`; Authorization wins when both are
- * sent. Keys in query strings are never read: they end up in access logs.
+ * sent. Keys in query strings are never read: they end up in access logs. Reads the request's own
+ * headers: asking Elysia for its `headers` object would copy every header on every request.
  */
-export function extractApiKey(headers: Record<string, string | undefined>): string | null {
-  const authorization = headers.authorization
-  if (authorization !== undefined) return BEARER.exec(authorization)?.[1] ?? null
-  return headers['x-api-key']?.trim() || null
+export function extractApiKey(headers: Headers): string | null {
+  const authorization = headers.get('authorization')
+  if (authorization !== null) return BEARER.exec(authorization)?.[1] ?? null
+  return headers.get('x-api-key')?.trim() || null
 }
 
 export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {

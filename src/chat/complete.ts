@@ -175,9 +175,6 @@ function streamResponse(
     await onEnd(relay.usage, failure)
   }
 
-  // The caller's disconnect ends the stream's accounting at once, whether or not a read is pending.
-  call.clientSignal.addEventListener('abort', () => void finish(clientClosed()), { once: true })
-
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       for (;;) {
@@ -189,8 +186,10 @@ function streamResponse(
           text = next.done ? '' : relay.wire(next.value)
         } catch (error) {
           if (finished) return
+          // A caller's disconnect aborts the attempt, so a pending read fails with client_closed.
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
           await finish(failure)
+          if (failure.code === 'client_closed') return
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(failure.toBody())}\n\n`))
           controller.close()
           return

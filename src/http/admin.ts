@@ -18,8 +18,8 @@ export function secretMatches(offered: string | null, secret: string): boolean {
 /** Admin routes take the admin key only (Bearer or x-api-key); a caller key is just a wrong key here. */
 export function adminAuth(gateway: Gateway) {
   // A derive runs before body validation: without the admin key, nothing about the body is revealed.
-  return new Elysia().derive({ as: 'scoped' }, function requireAdminKey({ headers }) {
-    if (!secretMatches(extractApiKey(headers), gateway.env.adminKey ?? '')) throw unauthorized()
+  return new Elysia().derive({ as: 'scoped' }, function requireAdminKey({ request }) {
+    if (!secretMatches(extractApiKey(request.headers), gateway.env.adminKey ?? '')) throw unauthorized()
     return {}
   })
 }

@@ -13,9 +13,9 @@ export const CALLER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, 
  * ride on every response to it, errors included.
  */
 export function callerAuth(gateway: Gateway) {
-  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ headers, set, request }) {
+  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ set, request }) {
     const now = gateway.now()
-    const apiKey = extractApiKey(headers)
+    const apiKey = extractApiKey(request.headers)
     // The admin key is never a caller key, whatever its shape.
     if (apiKey !== null && apiKey === gateway.env.adminKey) throw unauthorized()
     const caller = authenticate(apiKey, gateway.keys, gateway.routing, now)

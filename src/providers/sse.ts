@@ -6,24 +6,31 @@ export interface SseEvent {
 /**
  * Splits a text/event-stream body into events as bytes arrive: one batch per network read (the
  * events it completed), so a relay does one hop per read, not per event. Ends when the body ends.
+ * One pass over the text: the search for the next blank line starts where the last event ended,
+ * and CRLF line ends are looked for only once the stream has shown a carriage return.
  */
 export async function* readSseBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder()
   const reader = body.getReader()
   let buffer = ''
+  let crlf = false
   try {
     for (;;) {
       const { value, done } = await reader.read()
       if (done) break
-      buffer += decoder.decode(value, { stream: true })
+      const text = decoder.decode(value, { stream: true })
+      crlf ||= text.includes('\r')
+      buffer = buffer === '' ? text : buffer + text
       const batch: SseEvent[] = []
-      let end = eventEnd(buffer)
-      while (end !== -1) {
-        const parsed = parseBlock(buffer.slice(0, end.start))
-        buffer = buffer.slice(end.next)
+      let start = 0
+      for (;;) {
+        const end = crlf ? eventEndCrlf(buffer, start) : buffer.indexOf('\n\n', start)
+        if (end === -1) break
+        const parsed = parseBlock(buffer.slice(start, end))
         if (parsed) batch.push(parsed)
-        end = eventEnd(buffer)
+        start = end + (buffer.charCodeAt(end) === 13 ? 4 : 2)
       }
+      buffer = start === 0 ? buffer : buffer.slice(start)
       if (batch.length > 0) yield batch
     }
   } finally {
@@ -31,15 +38,17 @@ export async function* readSseBatches(body: ReadableStream<Uint8Array>): AsyncGe
   }
 }
 
-function eventEnd(buffer: string): { start: number; next: number } | -1 {
-  const lf = buffer.indexOf('\n\n')
-  const crlf = buffer.indexOf('\r\n\r\n')
-  if (lf === -1 && crlf === -1) return -1
-  if (crlf !== -1 && (lf === -1 || crlf < lf)) return { start: crlf, next: crlf + 4 }
-  return { start: lf, next: lf + 2 }
+/** The start of the next blank line at or after `from`, whichever line end it uses. */
+function eventEndCrlf(buffer: string, from: number): number {
+  const lf = buffer.indexOf('\n\n', from)
+  const crlf = buffer.indexOf('\r\n\r\n', from)
+  if (crlf !== -1 && (lf === -1 || crlf < lf)) return crlf
+  return lf
 }
 
 function parseBlock(block: string): SseEvent | null {
+  // The usual event: one `data: ` line.
+  if (block.startsWith('data: ') && !block.includes('\n')) return { event: null, data: block.slice(6) }
   let event: string | null = null
   let data: string | null = null
   for (const line of block.split(/\r?\n/)) {
