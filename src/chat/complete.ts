@@ -6,7 +6,7 @@ import type { LimitState } from '../limits/limiter'
 import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
-import { ChunkRelay } from './relay'
+import { ChunkRelay, completionJson } from './relay'
 import type { ChatRequest, StreamChunk, Usage } from './types'
 
 export interface ChatCall {
@@ -125,14 +125,12 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
     const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
     served.scope.end()
     served.settle(true)
-    const completion = served.value
-    completion.model = alias.name
-    completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+    const { completion, text } = served.value
     // Counted before the response leaves: a response the client received is always in usage.
-    await settle(served.target, completion.usage, false)
+    await settle(served.target, completion.usage ?? null, false)
     // A string, not a Response: the framework builds the one Response with every header at once.
     call.headers['content-type'] = 'application/json'
-    return JSON.stringify(completion)
+    return completionJson(completion, text, alias.name)
   } catch (error) {
     await settle(lastTarget, null, true)
     throw error

@@ -29,8 +29,8 @@ export async function postJson(upstream: string, url: string, headers: Record<st
   throw upstreamHttpError(upstream, response.status, response.headers, text)
 }
 
-/** Reads a whole JSON body, telling a broken connection from garbage. */
-export async function readJson(upstream: string, response: Response, signal: AbortSignal): Promise<unknown> {
+/** Reads a whole JSON body, telling a broken connection from garbage; returns the text and its parse. */
+export async function readJson(upstream: string, response: Response, signal: AbortSignal): Promise<{ text: string; body: unknown }> {
   const type = response.headers.get('content-type') ?? ''
   let text: string
   try {
@@ -40,7 +40,7 @@ export async function readJson(upstream: string, response: Response, signal: Abo
   }
   if (!type.includes('json')) throw protocolViolation(upstream, `expected JSON, got "${type || 'no content type'}"`)
   try {
-    return JSON.parse(text)
+    return { text, body: JSON.parse(text) }
   } catch {
     throw protocolViolation(upstream, 'the body is not valid JSON')
   }

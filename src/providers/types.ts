@@ -9,9 +9,19 @@ export interface AttemptContext {
   responded(): void
 }
 
+/** A completion as a provider received it. */
+export interface Completed {
+  completion: ChatCompletion
+  /**
+   * The upstream's JSON text when `completion` is exactly its parse, else null: relayed with only
+   * the model swapped, so the body is not serialized a second time.
+   */
+  text: string | null
+}
+
 /** One upstream, ready to serve. Requests arrive with `model` already set to the upstream's model. */
 export interface Provider {
-  complete(request: ChatRequest, attempt: AttemptContext): Promise<ChatCompletion>
+  complete(request: ChatRequest, attempt: AttemptContext): Promise<Completed>
   /**
    * Resolves once the upstream has accepted the request (status and headers seen). The iterator
    * yields batches of OpenAI chunks (objects, or raw JSON text relayed as is), throws an

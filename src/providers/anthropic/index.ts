@@ -191,9 +191,9 @@ function createAnthropicProvider(settings: UpstreamSettings, env: Readonly<Recor
     async complete(request, attempt) {
       headers.requireSecret()
       const response = await postJson(name, url, headers.json, JSON.stringify(toAnthropicRequest(request)), attempt)
-      const body = await readJson(name, response, attempt.signal)
+      const { body } = await readJson(name, response, attempt.signal)
       if (!isMessage(body)) throw protocolViolation(name, 'the body is not an Anthropic message')
-      return toChatCompletion(body, request.model)
+      return { completion: toChatCompletion(body, request.model), text: null }
     },
 
     async stream(request, attempt) {

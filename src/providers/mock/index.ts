@@ -27,7 +27,7 @@ function createMockProvider(): Provider {
         choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
         usage,
       }
-      return completion
+      return { completion, text: null }
     },
 
     async stream(request) {

@@ -56,9 +56,9 @@ function createOpenAIProvider(settings: UpstreamSettings, env: Readonly<Record<s
     async complete(request, attempt) {
       headers.requireSecret()
       const response = await postJson(name, url, headers.json, JSON.stringify(request), attempt)
-      const body = await readJson(name, response, attempt.signal)
+      const { text, body } = await readJson(name, response, attempt.signal)
       if (!isCompletion(body)) throw protocolViolation(name, 'the body is not a chat completion')
-      return body
+      return { completion: body, text }
     },
 
     async stream(request, attempt) {
