@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors'
-import { utcDate } from '../usage/recorder'
+import { UtcDays } from '../usage/recorder'
 
 /** The limits in force for one key: its tier's, with the key's own overrides applied. */
 export interface KeyLimits {
@@ -157,6 +157,7 @@ function refusal(code: string, message: string, retryAfterSeconds: number): Gate
 export class MemoryLimiter implements Limiter {
   private readonly keys = new Map<string, KeyState>()
   private lastSweep = 0
+  private readonly days = new UtcDays()
 
   constructor(private readonly baseline: QuotaBaseline | null = null) {}
 
@@ -178,12 +179,12 @@ export class MemoryLimiter implements Limiter {
   }
 
   private syncQuotaPeriods(keyId: string, state: KeyState, limits: KeyLimits, now: number): void {
-    const day = utcDate(now)
+    const day = this.days.of(now)
     if (limits.dailyRequestQuota !== null && state.day !== day) {
       state.day = day
       state.requestsToday = this.baseline?.requestsOn(keyId, day) ?? 0
     }
-    const month = utcDate(now).slice(0, 7)
+    const month = day.slice(0, 7)
     if (limits.monthlyTokenQuota !== null && state.month !== month) {
       state.month = month
       state.tokensThisMonth = this.baseline?.tokensSince(keyId, `${month}-01`) ?? 0

@@ -20,6 +20,22 @@ export interface UsageEntry {
 /** "YYYY-MM-DD" of a time, in UTC. */
 export const utcDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
+/** utcDate for times that mostly fall on the same day: the string is worked out once per day, not per call. */
+export class UtcDays {
+  private day = ''
+  private start = 0
+  private end = 0
+
+  of(ms: number): string {
+    if (ms < this.start || ms >= this.end) {
+      this.day = utcDate(ms)
+      this.start = Date.parse(`${this.day}T00:00:00Z`)
+      this.end = this.start + 86_400_000
+    }
+    return this.day
+  }
+}
+
 // A type alias, not an interface: it must fit the statement's named-parameter record.
 type DailyRow = {
   keyId: string
@@ -39,9 +55,7 @@ class PendingUsage {
   private readonly upsert
   private daily = new Map<string, DailyRow>()
   private readonly rollups: MinuteRollups
-  private dayStart = 0
-  private dayEnd = 0
-  private day = ''
+  private readonly days = new UtcDays()
 
   constructor(db: Db) {
     this.rollups = new MinuteRollups(db)
@@ -78,17 +92,8 @@ class PendingUsage {
     return this.daily.size === 0
   }
 
-  private dateOf(at: number): string {
-    if (at < this.dayStart || at >= this.dayEnd) {
-      this.day = utcDate(at)
-      this.dayStart = Date.parse(`${this.day}T00:00:00Z`)
-      this.dayEnd = this.dayStart + 86_400_000
-    }
-    return this.day
-  }
-
   add(entry: UsageEntry): void {
-    const date = this.dateOf(entry.at)
+    const date = this.days.of(entry.at)
     const id = `${entry.keyId}\u0000${date}\u0000${entry.alias}\u0000${entry.upstream}`
     let row = this.daily.get(id)
     if (!row) {
