@@ -128,6 +128,8 @@ await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
 
 const barePort = await freePort()
 start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
+const relayPort = await freePort()
+start(['bun', 'bench/bare-proxy.ts', String(relayPort), `http://127.0.0.1:${mockPort}`, 'relay'])
 
 const configPath = join(work, 'gateway.toml')
 writeFileSync(
@@ -159,6 +161,7 @@ const gateway = start(['bun', 'src/main.ts'], { ...gatewayEnv, PORT: String(gate
 const startupMs = await waitForHealthy(`http://127.0.0.1:${gatewayPort}/health`)
 void gatewayStarted
 await waitForHealthy(`http://127.0.0.1:${barePort}/`)
+await waitForHealthy(`http://127.0.0.1:${relayPort}/`)
 
 interface Target {
   name: string
@@ -170,6 +173,7 @@ interface Target {
 const targets: Target[] = [
   { name: 'direct', url: `http://127.0.0.1:${mockPort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
   { name: 'bare proxy', url: `http://127.0.0.1:${barePort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
+  { name: 'JS relay', url: `http://127.0.0.1:${relayPort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
   {
     name: 'chatgate',
     url: `http://127.0.0.1:${gatewayPort}/v1/chat/completions`,
@@ -232,7 +236,7 @@ const peakRssMb = rssMb(gateway.pid, 'VmHWM')
 
 let memory: { after20k: number; after200k: number; requests: number; growthPct: number } | null = null
 if (!options['skip-memory']) {
-  const target = targets[2]!
+  const target = targets.find((t) => t.name === 'chatgate')!
   const body = bodyFor(target.model, false)
   const total = Number(options['memory-requests'])
   let sent = 0
@@ -275,18 +279,20 @@ const pad = (s: string, n: number) => s.padEnd(n)
 lines.push(`chatgate benchmark: medians of ${RUNS} run(s), ${DURATION} s each, wrk on 127.0.0.1 (${new Date().toISOString()})`)
 lines.push('')
 lines.push(
-  `${pad('scenario', 11)}${pad('target', 12)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}`,
+  `${pad('scenario', 11)}${pad('target', 12)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ relay'.padStart(9)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}`,
 )
 for (const [scenario, byTarget] of Object.entries(summary)) {
   const direct = byTarget.direct!
   const bare = byTarget['bare proxy']!
+  const relay = byTarget['JS relay']!
   for (const [target, r] of Object.entries(byTarget)) {
     const vsBare = target === 'direct' ? '' : (r.rps / bare.rps).toFixed(2)
+    const vsRelay = target === 'direct' || target === 'bare proxy' ? '' : (r.rps / relay.rps).toFixed(2)
     const vsDirect = target === 'direct' ? '' : (r.rps / direct.rps).toFixed(2)
     const p50d = target === 'direct' ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
     const p99d = target === 'direct' ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
     lines.push(
-      `${pad(scenario, 11)}${pad(target, 12)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}`,
+      `${pad(scenario, 11)}${pad(target, 12)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsRelay.padStart(9)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}`,
     )
   }
 }
