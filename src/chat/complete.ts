@@ -1,7 +1,8 @@
 import type { Caller } from '../auth/authenticate'
 import { GatewayError } from '../errors'
 import type { Gateway } from '../gateway'
-import type { RequestRecord } from '../http/request-record'
+import { takeHeaders } from '../http/headers'
+import { elapsedMs, type RequestRecord } from '../http/request-record'
 import type { LimitState } from '../limits/limiter'
 import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
@@ -212,7 +213,10 @@ function streamResponse(
     },
   })
 
-  return new Response(body, {
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' },
-  })
+  const headers = call.headers
+  headers[call.gateway.headers.latency] = String(elapsedMs(call.record))
+  headers['content-type'] = 'text/event-stream; charset=utf-8'
+  headers['cache-control'] = 'no-cache'
+  headers.connection = 'keep-alive'
+  return new Response(body, { headers: takeHeaders(headers) })
 }

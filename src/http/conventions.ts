@@ -60,7 +60,11 @@ export function httpConventions({ headers, maxBodyBytes, log, observer }: Conven
     })
     .onAfterHandle({ as: 'global' }, function stampLatency({ request, set, responseValue }) {
       const record = recordOf(request)
-      set.headers[headers.latency] = String(elapsedMs(record))
+      // No headers left means the handler built the whole response itself (see takeHeaders).
+      for (const _ in set.headers) {
+        set.headers[headers.latency] = String(elapsedMs(record))
+        break
+      }
       if (!record.deferred)
         observer.finish(record, responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200)
     })

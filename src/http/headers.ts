@@ -21,3 +21,18 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Echoes a sane incoming x-request-id, else makes a new one. */
 export const requestIdFor = (incoming: string | null): string => (incoming !== null && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID())
+
+/**
+ * Moves every header gathered in Elysia's `set.headers` out into a plain object for a Response the
+ * handler builds itself. With `set.headers` left empty, Elysia returns that Response as it is
+ * instead of copying it into a second one with the headers merged; the conventions plugin then
+ * knows the response is complete and adds nothing to it.
+ */
+export function takeHeaders(headers: Record<string, string | number>): Record<string, string> {
+  const taken: Record<string, string> = {}
+  for (const name in headers) {
+    taken[name] = String(headers[name])
+    delete headers[name]
+  }
+  return taken
+}
