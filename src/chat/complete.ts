@@ -33,8 +33,7 @@ export function setRateLimitHeaders(headers: ChatCall['headers'], state: LimitSt
 /** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */
 export const NO_UPSTREAM = '-'
 
-const encoder = new TextEncoder()
-const DONE = encoder.encode('data: [DONE]\n\n')
+const DONE = 'data: [DONE]\n\n'
 
 /** An upstream stream whose first chunks have arrived: until then, failover was still possible. */
 interface OpenedStream {
@@ -174,7 +173,8 @@ function streamResponse(
     await onEnd(relay.usage, failure)
   }
 
-  const body = new ReadableStream<Uint8Array>({
+  // Text chunks: Bun encodes them as it writes, one copy fewer than a TextEncoder per batch.
+  const body = new ReadableStream<string>({
     async pull(controller) {
       for (;;) {
         let next: IteratorResult<StreamChunk[]>
@@ -189,7 +189,7 @@ function streamResponse(
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
           await finish(failure)
           if (failure.code === 'client_closed') return
-          controller.enqueue(encoder.encode(`data: ${JSON.stringify(failure.toBody())}\n\n`))
+          controller.enqueue(`data: ${JSON.stringify(failure.toBody())}\n\n`)
           controller.close()
           return
         }
@@ -201,7 +201,7 @@ function streamResponse(
           return
         }
         if (text === '') continue
-        controller.enqueue(encoder.encode(text))
+        controller.enqueue(text)
         return
       }
     },
