@@ -63,27 +63,25 @@ abstract class Family<S> {
   }
 }
 
-export class Counter extends Family<{ value: number }> {
-  readonly type = 'counter'
+/** A family whose series are single numbers. */
+abstract class ValueFamily extends Family<{ value: number }> {
   protected create() {
     return { value: 0 }
   }
   protected samples(series: { value: number }, labels: Record<string, string>, out: MetricSample[]) {
     out.push({ name: this.name, labels, value: series.value })
   }
+}
+
+export class Counter extends ValueFamily {
+  readonly type = 'counter'
   inc(...values: string[]): void {
     this.labels(...values).value++
   }
 }
 
-export class Gauge extends Family<{ value: number }> {
+export class Gauge extends ValueFamily {
   readonly type = 'gauge'
-  protected create() {
-    return { value: 0 }
-  }
-  protected samples(series: { value: number }, labels: Record<string, string>, out: MetricSample[]) {
-    out.push({ name: this.name, labels, value: series.value })
-  }
 }
 
 interface HistogramSeries {
