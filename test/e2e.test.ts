@@ -77,6 +77,20 @@ targets = [{ upstream = "local", model = "echo" }]
     expect(seen.headers.get('authorization')).toBe('Bearer upstream-secret-123')
   })
 
+  test("the upstream gets the caller's JSON text as sent, only the model swapped", async () => {
+    // As Python's json.dumps writes it: spaces after colons and commas, a nested "model" key.
+    const sent = '{"model": "acme/fast", "messages": [{"role": "user", "content": "say \\"model\\": \\"acme/fast\\""}], "metadata": {"model": "other"}, "n": 1}'
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.firstKey}` },
+      body: sent,
+    })
+    expect(response.status).toBe(200)
+    expect(upstream.requests.at(-1)!.text).toBe(sent.replace('"model": "acme/fast"', '"model": "fake-model-1"'))
+    // The answer is the upstream's text with its model swapped back to the alias.
+    expect(await response.json()).toMatchObject({ model: 'acme/fast', object: 'chat.completion' })
+  })
+
   test('streaming with for await yields the pieces in order, with the alias as model', async () => {
     const stream = await client.chat.completions.create({
       model: 'acme/fast',

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { completionJson } from '../src/chat/relay'
+import { completionJson, swapModel } from '../src/chat/relay'
 import type { ChatCompletion } from '../src/chat/types'
 import { readSseBatches } from '../src/providers/sse'
 
@@ -53,5 +53,21 @@ describe('completionJson', () => {
       expect(out.model).toBe('a/b')
       expect(out.usage).toBeDefined()
     }
+  })
+})
+
+describe('swapModel', () => {
+  test('changes the value of the one "model" key holding it, spaces around the colon allowed', () => {
+    expect(swapModel('{"model":"a","x":1}', 'a', 'b/c')).toBe('{"model":"b/c","x":1}')
+    expect(swapModel('{ "model" :\n "a" }', 'a', 'b')).toBe('{ "model" :\n "b" }')
+    // A value "model" (Gemini's role) is not a key; another key named model with another value is left alone.
+    expect(swapModel('{"role":"model","meta":{"model":"z"},"model":"a"}', 'a', 'b')).toBe('{"role":"model","meta":{"model":"z"},"model":"b"}')
+  })
+
+  test('null when the value is missing, spelled otherwise, or held by two "model" keys', () => {
+    expect(swapModel('{"model":"ab"}', 'a', 'b')).toBeNull()
+    expect(swapModel('{"models":"a"}', 'a', 'b')).toBeNull()
+    expect(swapModel('{"model":"a","meta":{"model":"a"}}', 'a', 'b')).toBeNull()
+    expect(swapModel('{"content":"\\"model\\":\\"a\\""}', 'a', 'b')).toBeNull()
   })
 })

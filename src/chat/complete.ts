@@ -122,7 +122,8 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
         return committed
       })
     }
-    const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt))
+    const caller = record.bodyText === undefined ? undefined : { text: record.bodyText, model: request.model }
+    const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt, caller))
     served.scope.end()
     served.settle(true)
     const { completion, text } = served.value

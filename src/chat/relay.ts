@@ -1,17 +1,31 @@
 import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from './types'
 
-/** `"model":"<name>"` exactly as JSON.stringify (and every OpenAI-compatible server seen) writes it. */
-export const modelField = (model: string): string => `"model":${JSON.stringify(model)}`
+const MODEL_KEY = '"model"'
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13
 
 /**
- * JSON text with its one `"model":...` field replaced, or null when the field is not written that
- * way or appears more than once: then the caller re-serializes instead.
+ * JSON text with the value of its `"model"` key changed from `from` to `to` (both JSON-quoted), or
+ * null when no `"model"` key holds that value, or more than one does: then the caller serializes the
+ * parsed object instead. Only a key can be followed by a colon (a quote inside a string value is
+ * escaped), and whitespace around the colon is allowed: Python's json.dumps writes `"model": "x"`.
  */
-export function swapModel(json: string, field: string, replacement: string): string | null {
-  const at = json.indexOf(field)
-  if (at === -1 || json.indexOf(field, at + field.length) !== -1) return null
-  return json.slice(0, at) + replacement + json.slice(at + field.length)
+export function swapQuotedModel(json: string, from: string, to: string): string | null {
+  let found = -1
+  for (let at = json.indexOf(MODEL_KEY); at !== -1; at = json.indexOf(MODEL_KEY, at + MODEL_KEY.length)) {
+    let i = at + MODEL_KEY.length
+    while (isSpace(json.charCodeAt(i))) i++
+    if (json.charCodeAt(i) !== 58) continue
+    i++
+    while (isSpace(json.charCodeAt(i))) i++
+    if (!json.startsWith(from, i)) continue
+    if (found !== -1) return null
+    found = i
+  }
+  return found === -1 ? null : json.slice(0, found) + to + json.slice(found + from.length)
 }
+
+/** swapQuotedModel for plain model names. */
+export const swapModel = (json: string, from: string, to: string): string | null => swapQuotedModel(json, JSON.stringify(from), JSON.stringify(to))
 
 /**
  * A non-streaming completion's body for the caller, with `model` set to the alias. The upstream's own
@@ -19,7 +33,7 @@ export function swapModel(json: string, field: string, replacement: string): str
  */
 export function completionJson(completion: ChatCompletion, upstreamText: string | null, alias: string): string {
   if (upstreamText !== null && completion.usage && typeof completion.model === 'string') {
-    const swapped = swapModel(upstreamText, modelField(completion.model), modelField(alias))
+    const swapped = swapModel(upstreamText, completion.model, alias)
     if (swapped !== null) return swapped
   }
   completion.model = alias
@@ -35,14 +49,15 @@ export function completionJson(completion: ChatCompletion, upstreamText: string 
  */
 export class ChunkRelay {
   usage: Usage | null = null
-  private needle: string | null = null
-  private readonly replacement: string
+  /** The upstream's model as it writes it (JSON-quoted), learnt from its first chunk. */
+  private upstreamModel: string | null = null
+  private readonly quotedAlias: string
 
   constructor(
     private readonly alias: string,
     private readonly includeUsage: boolean,
   ) {
-    this.replacement = modelField(alias)
+    this.quotedAlias = JSON.stringify(alias)
   }
 
   /** SSE text for a batch of chunks ('' when every chunk in it is dropped). */
@@ -67,14 +82,14 @@ export class ChunkRelay {
   }
 
   private rawJson(data: string): string | null {
-    if (this.needle !== null && !data.includes('"usage":{')) {
+    if (this.upstreamModel !== null && !data.includes('"usage":{')) {
       // The fast path: the upstream's model string, found as the upstream wrote it.
-      const swapped = swapModel(data, this.needle, this.replacement)
+      const swapped = swapQuotedModel(data, this.upstreamModel, this.quotedAlias)
       if (swapped !== null) return swapped
     }
     const chunk = JSON.parse(data) as ChatCompletionChunk
     // The upstream may answer with a more specific model than requested: learn its exact spelling.
-    if (typeof chunk.model === 'string') this.needle = modelField(chunk.model)
+    if (typeof chunk.model === 'string') this.upstreamModel = JSON.stringify(chunk.model)
     return this.objectJson(chunk)
   }
 }

@@ -3,8 +3,14 @@ import { GatewayError } from '../errors'
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 const decoder = new TextDecoder()
 
+/** A JSON request body: the text as sent and its parse. */
+export interface JsonBody {
+  text: string
+  value: unknown
+}
+
 /** Reads and parses a JSON request body, refusing the wrong type, oversized bodies and bad JSON. */
-export async function readJsonBody(request: Request, contentType: string, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(request: Request, contentType: string, maxBytes: number): Promise<JsonBody | null> {
   // No body at all is not a wrong content type; the route's schema decides whether it needed one.
   if (!request.body) return null
   if (!JSON_TYPE.test(contentType)) {
@@ -35,10 +41,10 @@ export async function readJsonBody(request: Request, contentType: string, maxByt
   return parseJson(chunks.length === 1 ? decoder.decode(chunks[0]) : decoder.decode(Buffer.concat(chunks)))
 }
 
-function parseJson(text: string): unknown {
+function parseJson(text: string): JsonBody {
   if (text.length === 0) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
   try {
-    return JSON.parse(text)
+    return { text, value: JSON.parse(text) }
   } catch (error) {
     throw new GatewayError(400, 'invalid_request_error', `Malformed JSON body: ${(error as Error).message}`)
   }

@@ -55,8 +55,11 @@ export function httpConventions({ headers, maxBodyBytes, log, observer }: Conven
       beginRequest(request, id)
       set.headers['x-request-id'] = id
     })
-    .onParse({ as: 'global' }, function parseJson({ request, contentType }) {
-      return readJsonBody(request, contentType, maxBodyBytes)
+    .onParse({ as: 'global' }, async function parseJson({ request, contentType }) {
+      const body = await readJsonBody(request, contentType, maxBodyBytes)
+      if (body === null) return null
+      recordOf(request).bodyText = body.text
+      return body.value
     })
     .onAfterHandle({ as: 'global' }, function stampLatency({ request, set, responseValue }) {
       const record = recordOf(request)

@@ -1,4 +1,4 @@
-/** What the gateway learns about one request as it goes, for its log line and metrics. */
+/** What the gateway learns about one request as it goes: for its log line and metrics, and its body as sent. */
 export interface RequestRecord {
   id: string
   /** performance.now() when the request arrived. */
@@ -17,6 +17,8 @@ export interface RequestRecord {
   ttfbMs?: number
   promptTokens?: number
   completionTokens?: number
+  /** The JSON body as the caller sent it: relayed upstream with only the model swapped. */
+  bodyText?: string
   /** Message content, kept only when body logging is on. */
   messages?: unknown
   /** A stream writes its own log line when it ends, not when its headers go out. */

@@ -19,9 +19,19 @@ export interface Completed {
   text: string | null
 }
 
+/** The caller's request body as sent, and the model it names (the alias). */
+export interface CallerJson {
+  text: string
+  model: string
+}
+
 /** One upstream, ready to serve. Requests arrive with `model` already set to the upstream's model. */
 export interface Provider {
-  complete(request: ChatRequest, attempt: AttemptContext): Promise<Completed>
+  /**
+   * `caller` lets an upstream that takes OpenAI's format relay the caller's own JSON text with only
+   * the model swapped, rather than serializing `request` again.
+   */
+  complete(request: ChatRequest, attempt: AttemptContext, caller?: CallerJson): Promise<Completed>
   /**
    * Resolves once the upstream has accepted the request (status and headers seen). The iterator
    * yields batches of OpenAI chunks (objects, or raw JSON text relayed as is), throws an

@@ -4,6 +4,8 @@ export interface RecordedRequest {
   path: string
   headers: Headers
   body: Record<string, unknown>
+  /** The body exactly as it arrived. */
+  text: string
 }
 
 export interface FakeUpstream {
@@ -20,7 +22,8 @@ export function fakeUpstream(handle: (request: RecordedRequest) => Response | Pr
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
-      const recorded: RecordedRequest = { path: new URL(req.url).pathname, headers: req.headers, body: (await req.json()) as Record<string, unknown> }
+      const text = await req.text()
+      const recorded: RecordedRequest = { path: new URL(req.url).pathname, headers: req.headers, body: JSON.parse(text) as Record<string, unknown>, text }
       requests.push(recorded)
       return handle(recorded)
     },

@@ -2,6 +2,7 @@ import type { UpstreamSettings } from '../../config/file'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../../chat/types'
 import { connectionLost, protocolViolation } from '../errors'
 import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
+import { swapModel } from '../../chat/relay'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderKind } from '../types'
 
@@ -53,9 +54,10 @@ function createOpenAIProvider(settings: UpstreamSettings, env: Readonly<Record<s
   const headers = upstreamHeaders(settings, env, (secret) => ({ authorization: `Bearer ${secret}` }))
 
   return {
-    async complete(request, attempt) {
+    async complete(request, attempt, caller) {
       headers.requireSecret()
-      const response = await postJson(name, url, headers.json, JSON.stringify(request), attempt)
+      const json = (caller && swapModel(caller.text, caller.model, request.model)) ?? JSON.stringify(request)
+      const response = await postJson(name, url, headers.json, json, attempt)
       const { text, body } = await readJson(name, response, attempt.signal)
       if (!isCompletion(body)) throw protocolViolation(name, 'the body is not a chat completion')
       return { completion: body, text }
