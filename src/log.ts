@@ -48,7 +48,7 @@ function isoNow(): string {
  * fields, never secrets or message content. A line is one JSON.stringify of its fields, appended to a
  * buffer written once it holds 8 KiB, at least every 250 ms, and at exit: with pino and one write per
  * line, logging cost about a fifth of the gateway's throughput in `bun run bench`. A SIGKILL can lose
- * the last quarter second of log lines; usage is never at risk, it lives in SQLite.
+ * the last quarter second of log lines; usage is never at risk: it has its own journal.
  */
 export function createLogger(level: LogLevel, destination?: LogDestination): Logger {
   const threshold = LEVELS[level]
