@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const firstKey = ensureFirstKey(gateway)
   const app = await createApp(gateway)
   gateway.keys.watch()
-  gateway.usage.start()
+  gateway.usage.start((error) => log.error({ err: error }, 'folding usage into the database failed; it stays in the journal and is retried in a second'))
   const stopPruning = startRollupPruning(gateway)
 
   const server = Bun.serve({

@@ -63,6 +63,27 @@ describe('usage journal', () => {
     killed.storage.close()
   })
 
+  test('a fold that fails (database locked) is reported, loses nothing, and the next one counts once', async () => {
+    using dir = tempDir()
+    const path = join(dir.path, 'g.sqlite')
+    const server = open(path)
+    server.storage.sqlite.run('PRAGMA busy_timeout = 0')
+    const errors: unknown[] = []
+    server.recorder.start((error) => errors.push(error), 20)
+    const other = openStorage(path)
+    other.sqlite.run('BEGIN IMMEDIATE')
+    await server.recorder.record(entry(5))
+    while (errors.length === 0) await Bun.sleep(5)
+    expect(String(errors[0])).toContain('locked')
+    other.sqlite.run('COMMIT')
+    while (totals(other).requests === 0) await Bun.sleep(5)
+    await Bun.sleep(60)
+    expect(totals(other)).toMatchObject({ requests: 1, prompt_tokens: 5 })
+    server.recorder.stop()
+    other.close()
+    server.storage.close()
+  })
+
   test('the CLI folding while the server runs counts nothing twice', async () => {
     using dir = tempDir()
     const path = join(dir.path, 'g.sqlite')

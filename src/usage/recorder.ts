@@ -255,9 +255,19 @@ export class UsageRecorder {
     return usageSeries(this.db, query)
   }
 
-  /** Folds every second until stopped. */
-  start(intervalMs = 1000): void {
-    this.timer ??= setInterval(() => this.fold(), intervalMs)
+  /**
+   * Folds every second until stopped. A fold that fails (the database locked past its busy timeout,
+   * the disk full) changes nothing and loses nothing: the entries stay in memory and in the journal
+   * for the next one.
+   */
+  start(onFoldError: (error: unknown) => void, intervalMs = 1000): void {
+    this.timer ??= setInterval(() => {
+      try {
+        this.fold()
+      } catch (error) {
+        onFoldError(error)
+      }
+    }, intervalMs)
     this.timer.unref()
   }
 
