@@ -1,8 +1,8 @@
 import type { UpstreamSettings } from '../../config/file'
+import { swapModel } from '../../chat/relay'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../../chat/types'
 import { connectionLost, protocolViolation } from '../errors'
 import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
-import { swapModel } from '../../chat/relay'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderKind } from '../types'
 
