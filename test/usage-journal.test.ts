@@ -63,6 +63,26 @@ describe('usage journal', () => {
     killed.storage.close()
   })
 
+  test('a torn line with nothing new before it is cleared at start, so later batches stay readable', async () => {
+    using dir = tempDir()
+    const path = join(dir.path, 'g.sqlite')
+    const first = open(path)
+    await first.recorder.record(entry(1))
+    first.recorder.stop()
+    appendFileSync(first.storage.journalPath!, '[9,[["k1"')
+    // Started over a torn line and nothing unfolded, then killed after one more request.
+    const second = open(path)
+    await second.recorder.record(entry(10))
+    // A third start, and the CLI, both see the second one's request.
+    const cli = openStorage(path)
+    foldJournal(cli.db, cli.journalPath)
+    expect(totals(cli)).toMatchObject({ requests: 2, prompt_tokens: 11 })
+    const third = open(path)
+    expect(totals(third.storage)).toMatchObject({ requests: 2, prompt_tokens: 11 })
+    third.recorder.stop()
+    for (const s of [first.storage, second.storage, third.storage, cli]) s.close()
+  })
+
   test('a fold that fails (database locked) is reported, loses nothing, and the next one counts once', async () => {
     using dir = tempDir()
     const path = join(dir.path, 'g.sqlite')

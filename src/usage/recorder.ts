@@ -187,9 +187,12 @@ export class UsageRecorder {
     this.state = new FoldState(db)
     this.foldedSeq = this.seq = this.state.seq
     // What a killed process journaled but never folded is counted now, before any quota is read.
+    // The file is emptied even when nothing in it was new: a torn last line left by an OS crash
+    // would otherwise hide every batch appended after it.
     if (journal) {
       this.seq = addUnfolded(this.pending, readJournal(journal.path), this.foldedSeq)
       this.fold()
+      journal.truncate()
     }
   }
 
