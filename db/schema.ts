@@ -120,10 +120,20 @@ export const usageMinute = sqliteTable(
 )
 
 /**
- * How far the usage journal (`<database>.usage-log`) has been folded into the counters above: one
- * row. Journal batches with a higher sequence number are not in the tables yet.
+ * How far each process's usage journal (`<database>.usage-<journal>.log`) has been folded into the
+ * counters above: batches with a higher sequence number are not in the tables yet. A row lives as
+ * long as its file; the journal of earlier versions is `legacy`.
  */
-export const usageJournalState = sqliteTable('usage_journal_state', {
-  id: integer('id').primaryKey(),
+export const usageJournals = sqliteTable('usage_journals', {
+  journal: text('journal').primaryKey(),
   foldedSeq: integer('folded_seq').notNull().default(0),
+})
+
+/**
+ * One row whose `version` goes up in the same transaction as every change to `api_keys`. Key caches
+ * compare it with the version they loaded: a key created by any process is found on its first use.
+ */
+export const keyTableVersion = sqliteTable('key_table_version', {
+  id: integer('id').primaryKey(),
+  version: integer('version').notNull().default(0),
 })

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util'
 import { tiers } from '../db/schema'
-import { createApiKey, findApiKey, keyView, listApiKeys, revokeApiKey } from './auth/keys'
+import { KeyService } from './auth/key-service'
+import { keyView, KeyStore } from './auth/keys'
 import { readEnv } from './config/env'
 import { loadGatewayConfig } from './config/file'
 import { syncConfig } from './config/sync'
 import { openStorage, type Storage } from './db'
 import { GatewayError } from './errors'
-import { foldJournal, queryUsage, utcDate } from './usage/recorder'
+import { foldJournals, queryUsage, utcDate } from './usage/recorder'
 
 const USAGE = `Usage: bun run cli <command> [options]
 
@@ -47,6 +48,9 @@ function openForCli(): Storage {
   }
   return storage
 }
+
+/** The CLI authenticates nothing, so it keeps no key cache; servers see its changes by the key-table version. */
+const keysOf = (storage: Storage) => new KeyService(new KeyStore(storage.db), null)
 
 function run(argv: string[], out: (line: string) => void): void {
   const { values, positionals } = parseArgs({
@@ -90,7 +94,7 @@ function run(argv: string[], out: (line: string) => void): void {
     }
     const storage = openForCli()
     try {
-      const { record, key } = createApiKey(storage.db, input)
+      const { record, key } = keysOf(storage).create(input)
       if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
       else out(`Created key ${record.id} (${record.name}, tier ${record.tier}). It is shown only this once:\n${key}`)
     } finally {
@@ -102,7 +106,7 @@ function run(argv: string[], out: (line: string) => void): void {
   if (positionals[0] === 'keys' && positionals[1] === 'list' && positionals.length === 2) {
     const storage = openForCli()
     try {
-      const keys = listApiKeys(storage.db).map(keyView)
+      const keys = keysOf(storage).list().map(keyView)
       if (json) out(JSON.stringify(keys))
       else
         out(
@@ -132,7 +136,7 @@ function run(argv: string[], out: (line: string) => void): void {
   if (positionals[0] === 'keys' && positionals[1] === 'revoke' && positionals.length === 3) {
     const storage = openForCli()
     try {
-      const record = keyView(revokeApiKey(storage.db, positionals[2]!))
+      const record = keyView(keysOf(storage).revoke(positionals[2]!))
       out(json ? JSON.stringify(record) : `Revoked key ${record.id} (${record.prefix}…) at ${record.revoked_at}.`)
     } finally {
       storage.close()
@@ -145,8 +149,8 @@ function run(argv: string[], out: (line: string) => void): void {
     const now = Date.now()
     const storage = openForCli()
     try {
-      const keyId = values.key === undefined ? undefined : findApiKey(storage.db, values.key).id
-      foldJournal(storage.db, storage.journalPath)
+      const keyId = values.key === undefined ? undefined : keysOf(storage).find(values.key).id
+      foldJournals(storage.db, storage.path)
       const report = queryUsage(storage.db, { keyId, from: utcDate(now - (days - 1) * 86_400_000), to: utcDate(now) })
       if (json) out(JSON.stringify(report))
       else {

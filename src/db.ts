@@ -4,7 +4,6 @@ import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
 import * as schema from '../db/schema'
-import { journalPathFor } from './usage/journal'
 
 /** Drizzle over bun:sqlite; `$client` is the raw connection, for the few statements Drizzle cannot express. */
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
@@ -14,24 +13,43 @@ export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0]
 export interface Storage {
   sqlite: Database
   db: Db
-  /** The usage journal beside the database file (see usage/journal.ts); null in memory. */
-  journalPath: string | null
+  /** The database file; null in memory. Usage journals live beside it (see usage/journal.ts). */
+  path: string | null
   close(): void
 }
 
 const MIGRATIONS = new URL('../db/migrations', import.meta.url).pathname
 
+/** When the newest migration was made: a database whose journal of migrations reaches it is up to date. */
+const NEWEST_MIGRATION: number = Math.max(...(require('../db/migrations/meta/_journal.json') as { entries: { when: number }[] }).entries.map((e) => e.when))
+
+/**
+ * Applies pending migrations. Drizzle reads what is applied before it takes the write lock, so of two
+ * processes starting together on a new file, the second one fails on tables the first just made;
+ * its migrations are then applied, which is all that matters.
+ */
+function migrateOnce(db: Db): void {
+  try {
+    migrate(db, { migrationsFolder: MIGRATIONS })
+  } catch (error) {
+    const applied = db.$client.query<{ newest: number | null }, []>('SELECT max(created_at) AS newest FROM __drizzle_migrations').get()?.newest ?? 0
+    if (Number(applied) < NEWEST_MIGRATION) throw error
+  }
+}
+
 /** Opens (creating if needed) the SQLite file in WAL mode and applies pending migrations. */
 export function openStorage(path: string): Storage {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const sqlite = new Database(path, { create: true, strict: true })
-  // WAL: readers (CLI, admin views) never block the server's writes. synchronous=NORMAL keeps every
-  // committed transaction across a process kill; only an OS crash can lose the last ones.
+  // The busy timeout first: switching a new file to WAL takes a lock that another process starting
+  // at the same moment may hold. WAL: readers (CLI, admin views) never block the server's writes.
+  // synchronous=NORMAL keeps every committed transaction across a process kill; only an OS crash
+  // can lose the last ones.
+  sqlite.run('PRAGMA busy_timeout = 5000')
   sqlite.run('PRAGMA journal_mode = WAL')
   sqlite.run('PRAGMA synchronous = NORMAL')
-  sqlite.run('PRAGMA busy_timeout = 5000')
   sqlite.run('PRAGMA foreign_keys = ON')
   const db = drizzle(sqlite, { schema })
-  migrate(db, { migrationsFolder: MIGRATIONS })
-  return { sqlite, db, journalPath: journalPathFor(path), close: () => sqlite.close() }
+  migrateOnce(db)
+  return { sqlite, db, path: path === ':memory:' ? null : path, close: () => sqlite.close() }
 }

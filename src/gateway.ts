@@ -1,6 +1,7 @@
 import pkg from '../package.json'
 import { KeyCache } from './auth/key-cache'
-import { createApiKey } from './auth/keys'
+import { KeyService } from './auth/key-service'
+import { KeyStore } from './auth/keys'
 import type { GatewayEnv } from './config/env'
 import { type GatewayConfig, loadGatewayConfig } from './config/file'
 import { readStoredRouting, syncConfig } from './config/sync'
@@ -11,6 +12,7 @@ import { RequestObserver } from './http/observer'
 import type { Logger } from './log'
 import { GatewayMetrics } from './metrics'
 import { CircuitBreakers } from './routing/circuit'
+import { targetKey } from './routing/dispatch'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import { UsageRecorder, usageBaseline } from './usage/recorder'
 import { UsageJournal } from './usage/journal'
@@ -25,7 +27,10 @@ export interface Gateway {
   config: GatewayConfig
   /** Swapped whole, never mutated: a request keeps the table it started with. */
   routing: RoutingTable
-  keys: KeyCache
+  /** Every key by hash, for authentication. */
+  keyCache: KeyCache
+  /** Creates, changes and revokes keys, keeping keyCache current. */
+  keys: KeyService
   limiter: Limiter
   circuits: CircuitBreakers
   usage: UsageRecorder
@@ -48,10 +53,15 @@ export interface GatewayOptions {
  * transaction: if the table cannot be built, the database is left as it was.
  */
 function applyConfig(storage: Storage, config: GatewayConfig, env: GatewayEnv, now: number): RoutingTable {
-  return storage.db.transaction((tx) => {
-    syncConfig(tx, config, now)
-    return buildRoutingTable(readStoredRouting(tx), config.routing.deadlineMs, env.vars)
-  })
+  // Immediate: it reads before it writes, and a deferred transaction would fail at once, not wait,
+  // when another process (a second gateway starting) wrote meanwhile.
+  return storage.db.transaction(
+    (tx) => {
+      syncConfig(tx, config, now)
+      return buildRoutingTable(readStoredRouting(tx), config.routing.deadlineMs, env.vars)
+    },
+    { behavior: 'immediate' },
+  )
 }
 
 /**
@@ -63,6 +73,7 @@ export function reloadConfig(gateway: Gateway): { source: string; tiers: number;
   const routing = applyConfig(gateway.storage, config, gateway.env, gateway.now())
   gateway.config = config
   gateway.routing = routing
+  gateway.circuits.retain(new Set([...routing.aliases.values()].flatMap((alias) => alias.targets.map(targetKey))))
   const result = { source: config.source, tiers: routing.tiers.size, upstreams: routing.upstreams.length, aliases: routing.aliases.size }
   gateway.log.info(result, 'config reloaded')
   return result
@@ -77,15 +88,18 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
     // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
     const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })
+    const keyStore = new KeyStore(storage.db)
+    const keyCache = new KeyCache(keyStore, () => metrics.keyCacheReloads.inc())
     const gateway: Gateway = {
       env,
       storage,
       config,
       routing,
-      keys: new KeyCache(storage.sqlite, storage.db),
+      keyCache,
+      keys: new KeyService(keyStore, keyCache, now),
       limiter: new MemoryLimiter(usageBaseline(storage.db)),
       circuits,
-      usage: new UsageRecorder(storage.db, storage.journalPath === null ? null : new UsageJournal(storage.journalPath)),
+      usage: new UsageRecorder(storage.db, storage.path === null ? null : UsageJournal.create(storage.path), storage.path),
       headers: headerNames(env.headerBrand),
       log,
       metrics,
@@ -101,10 +115,8 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
 
 /** When the database has no key at all, creates one on the first tier so that the first request works. */
 export function ensureFirstKey(gateway: Gateway): string | null {
-  if (gateway.keys.size > 0 || gateway.routing.firstTier === null) return null
-  const { key } = createApiKey(gateway.storage.db, { name: 'first key', tier: gateway.routing.firstTier }, gateway.now())
-  gateway.keys.reload()
-  return key
+  if (gateway.keyCache.size > 0 || gateway.routing.firstTier === null) return null
+  return gateway.keys.createFirst({ name: 'first key', tier: gateway.routing.firstTier })?.key ?? null
 }
 
 /** Prunes minute rollups past the configured retention now and every 10 minutes; returns a stop function. */

@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const gateway = createGateway({ env, log })
   const firstKey = ensureFirstKey(gateway)
   const app = await createApp(gateway)
-  gateway.keys.watch()
+  gateway.keyCache.watch()
   gateway.usage.start((error) => log.error({ err: error }, 'folding usage into the database failed; it stays in the journal and is retried in a second'))
   const stopPruning = startRollupPruning(gateway)
 
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     log.info({ signal }, 'draining in-flight requests')
-    gateway.keys.stop()
+    gateway.keyCache.stop()
     stopPruning()
     const forced = setTimeout(() => {
       log.warn('drain took over 30 s; closing remaining connections')

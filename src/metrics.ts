@@ -162,6 +162,7 @@ export class GatewayMetrics {
   readonly attempts = new Counter('chatgate_upstream_attempts_total', 'Upstream attempts by outcome (success or an error code)', ['upstream', 'outcome'])
   readonly retries = new Counter('chatgate_retries_total', 'Attempts that retried the same target', ['upstream'])
   readonly fallbacks = new Counter('chatgate_fallbacks_total', 'Attempts that moved on to another target', ['alias'])
+  readonly keyCacheReloads = new Counter('chatgate_key_cache_reloads_total', 'Reloads of the in-memory key table, after another process changed a key', [])
   private readonly inFlightGauge = new Gauge('chatgate_in_flight_requests', 'Chat completions in flight', [])
   /** The in-flight gauge's one series: `value++` and `value--`. */
   readonly inFlight = this.inFlightGauge.labels()
@@ -180,6 +181,7 @@ export class GatewayMetrics {
       this.attempts,
       this.retries,
       this.fallbacks,
+      this.keyCacheReloads,
       this.inFlightGauge,
       this.circuitState,
     ] as Family<unknown>[]

@@ -13,7 +13,7 @@ describe('admin API: who may call it', () => {
   beforeAll(async () => {
     enabled = await inProcessGateway({ env: { GATEWAY_ADMIN_KEY: ADMIN_KEY } })
     disabled = await inProcessGateway()
-    keyId = enabled.gateway.keys.get(new Bun.CryptoHasher('sha256').update(enabled.key).digest('hex'))!.id
+    keyId = enabled.gateway.keys.find(enabled.key.slice(0, 12)).id
   })
   afterAll(() => {
     enabled.close()

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
-import { createApiKey } from '../src/auth/keys'
+import { KeyStore } from '../src/auth/keys'
 import { loadGatewayConfig } from '../src/config/file'
 import { syncConfig } from '../src/config/sync'
 import { openStorage } from '../src/db'
@@ -25,7 +25,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     const dbPath = join(dir.path, 'gateway.sqlite')
     const storage = openStorage(dbPath)
     syncConfig(storage.db, loadGatewayConfig(null))
-    const { record } = createApiKey(storage.db, { name: 'seeded', tier: 'pro' })
+    const { record } = new KeyStore(storage.db).create({ name: 'seeded', tier: 'pro' }, Date.now())
     const recorder = new UsageRecorder(storage.db, null)
     const now = Date.now()
     const writes = [50, 50, 30, 10].map((minutesAgo, i) =>

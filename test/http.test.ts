@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { openStorage } from '../src/db'
-import { revokeApiKey } from '../src/auth/keys'
+import { KeyStore } from '../src/auth/keys'
 import { chatBody, inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
 
 const ERROR_KEYS = ['code', 'message', 'param', 'type']
@@ -92,7 +92,12 @@ describe('service routes', () => {
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }
     }
     expect(doc.info.title).toBe('chatgate API')
-    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/metrics', '/v1/chat/completions', '/v1/models', '/v1/models/*', '/v1/usage'])
+    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/metrics', '/v1/chat/completions', '/v1/models', '/v1/models/{prefix}/{name}', '/v1/usage'])
+    const model = doc.paths['/v1/models/{prefix}/{name}']!.get! as unknown as { parameters: { name: string; in: string; required: boolean }[] }
+    expect(model.parameters.map(({ name, in: where, required }) => ({ name, in: where, required }))).toEqual([
+      { name: 'prefix', in: 'path', required: true },
+      { name: 'name', in: 'path', required: true },
+    ])
     const chat = doc.paths['/v1/chat/completions']!.post!
     expect(chat.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }])
     expect(chat.requestBody).toBeDefined()
@@ -340,12 +345,12 @@ describe('key lifecycle', () => {
     using dir = tempDir()
     const dbPath = `${dir.path}/gateway.sqlite`
     const gw = await inProcessGateway({ env: { GATEWAY_DB: dbPath } })
-    gw.gateway.keys.watch(100)
+    gw.gateway.keyCache.watch(100)
     try {
       const call = () => gw.request('/v1/chat/completions', json(chatBody(), { 'x-api-key': gw.key }))
       expect((await call()).status).toBe(200)
       const other = openStorage(dbPath)
-      revokeApiKey(other.db, gw.key.slice(0, 12))
+      new KeyStore(other.db).revoke(gw.key.slice(0, 12), Date.now())
       other.close()
       const revokedAt = performance.now()
       let status = 200
@@ -355,7 +360,7 @@ describe('key lifecycle', () => {
       }
       expect(status).toBe(401)
     } finally {
-      gw.gateway.keys.stop()
+      gw.gateway.keyCache.stop()
       gw.close()
     }
   })
@@ -364,9 +369,7 @@ describe('key lifecycle', () => {
     let now = Date.now()
     const gw = await inProcessGateway({ now: () => now })
     try {
-      const { createApiKey } = await import('../src/auth/keys')
-      const { key } = createApiKey(gw.gateway.storage.db, { name: 'short', tier: 'free', expiresInDays: 1 }, now)
-      gw.gateway.keys.reload()
+      const { key } = gw.gateway.keys.create({ name: 'short', tier: 'free', expiresInDays: 1 })
       expect((await gw.request('/v1/chat/completions', json(chatBody(), { 'x-api-key': key }))).status).toBe(200)
       now += 86_400_001
       expect((await gw.request('/v1/chat/completions', json(chatBody(), { 'x-api-key': key }))).status).toBe(401)

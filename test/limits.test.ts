@@ -241,9 +241,7 @@ describe('usage you can bill from', () => {
         expect(await response.json()).toMatchObject({ error: { type: 'invalid_request_error', param } })
       }
       expect((await gw.request('/v1/usage')).status).toBe(401)
-      const { createApiKey } = await import('../src/auth/keys')
-      const other = createApiKey(gw.gateway.storage.db, { name: 'other', tier: 'pro' })
-      gw.gateway.keys.reload()
+      const other = gw.gateway.keys.create({ name: 'other', tier: 'pro' })
       await gw.request('/v1/chat/completions', {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': other.key },

@@ -16,7 +16,9 @@ test('file paths become Elysia paths', () => {
 
 test('the project routes folder holds one file per route', () => {
   const paths = discoverRoutes(join(ROOT, 'routes')).map((r) => r.path)
-  expect(paths).toEqual(expect.arrayContaining(['/', '/health', '/v1/models', '/v1/models/*', '/v1/chat/completions', '/swagger/assets/:file']))
+  expect(paths).toEqual(
+    expect.arrayContaining(['/', '/health', '/v1/models', '/v1/models/:prefix', '/v1/models/:prefix/:name', '/v1/chat/completions', '/swagger/assets/:file']),
+  )
 })
 
 test('a route file dropped into a routes folder is served under its path, with the gateway conventions', async () => {

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { createApiKey, keyView, listApiKeys } from '../../src/auth/keys'
+import { keyView } from '../../src/auth/keys'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
 import { KeyCreateSchema, KeyRecordSchema, keyFieldsOf } from '../../src/http/admin-schemas'
 import { ErrorSchema } from '../../src/http/schemas'
@@ -7,15 +7,14 @@ import { ErrorSchema } from '../../src/http/schemas'
 export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
-    .get('', () => ({ data: listApiKeys(gateway.storage.db).map(keyView) }), {
+    .get('', () => ({ data: gateway.keys.list().map(keyView) }), {
       response: { 200: t.Object({ data: t.Array(KeyRecordSchema) }), 401: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'List keys (prefixes only, never the keys)', security: ADMIN_SECURITY },
     })
     .post(
       '',
       ({ body, set }) => {
-        const { record, key } = createApiKey(gateway.storage.db, { ...keyFieldsOf(body), name: body.name, tier: body.tier }, gateway.now())
-        gateway.keys.reload()
+        const { record, key } = gateway.keys.create({ ...keyFieldsOf(body), name: body.name, tier: body.tier })
         set.status = 201
         return { ...keyView(record), key }
       },

@@ -37,7 +37,7 @@ export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {
 /** Missing, unknown, revoked, expired or tierless keys all get the same 401: the body never says which. */
 export function authenticate(apiKey: string | null, keys: KeyCache, routing: RoutingTable, now: number): Caller {
   if (apiKey === null) throw unauthorized()
-  const key = keys.get(hashApiKey(apiKey))
+  const key = keys.find(hashApiKey(apiKey))
   if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) throw unauthorized()
   const tier = routing.tiers.get(key.tier)
   if (!tier) throw unauthorized()

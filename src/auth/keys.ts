@@ -1,5 +1,5 @@
-import { desc, eq, or } from 'drizzle-orm'
-import { apiKeys, tiers } from '../../db/schema'
+import { desc, eq, or, sql } from 'drizzle-orm'
+import { apiKeys, keyTableVersion, tiers } from '../../db/schema'
 import type { Db } from '../db'
 import { GatewayError } from '../errors'
 
@@ -39,6 +39,13 @@ export interface NewKey extends KeyLimitOverrides {
   expiresInDays?: number | null
 }
 
+/** A change to a key: absent fields stay, `null` clears an override or the expiry. */
+export interface KeyPatch extends KeyLimitOverrides {
+  name?: string
+  tier?: string
+  expiresInDays?: number | null
+}
+
 const DAY_MS = 86_400_000
 
 function checkName(raw: string): string {
@@ -47,75 +54,126 @@ function checkName(raw: string): string {
   return name
 }
 
-function checkTier(db: Db, tier: string): string {
-  if (!db.select({ name: tiers.name }).from(tiers).where(eq(tiers.name, tier)).get()) {
-    throw new GatewayError(400, 'invalid_request_error', `unknown tier "${tier}"`, undefined, 'tier')
+/**
+ * The `api_keys` table. Every write also raises the key-table version in the same transaction, so a
+ * key cache in any process sharing the database can tell, with one cheap read, that it must reload.
+ */
+export class KeyStore {
+  private readonly readVersion
+  private readonly bumpVersion
+  private readonly dataVersion
+
+  constructor(private readonly db: Db) {
+    this.readVersion = db.select({ version: keyTableVersion.version }).from(keyTableVersion).where(eq(keyTableVersion.id, 1)).prepare()
+    this.bumpVersion = db
+      .insert(keyTableVersion)
+      .values({ id: 1, version: 1 })
+      .onConflictDoUpdate({ target: keyTableVersion.id, set: { version: sql`${keyTableVersion.version} + 1` } })
+      .prepare()
+    this.dataVersion = db.$client.query<{ data_version: number }, []>('PRAGMA data_version')
   }
-  return tier
-}
 
-/** Creates a key and returns its record and the key itself, the only time the key exists in clear. */
-export function createApiKey(db: Db, input: NewKey, now = Date.now()): { record: KeyRecord; key: string } {
-  const name = checkName(input.name)
-  checkTier(db, input.tier)
-  const key = generateApiKey()
-  const record: KeyRecord = {
-    id: `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`,
-    prefix: visiblePrefix(key),
-    hash: hashApiKey(key),
-    name,
-    tier: input.tier,
-    createdAt: now,
-    expiresAt: input.expiresInDays ? now + input.expiresInDays * DAY_MS : null,
-    revokedAt: null,
-    requestsPerMinute: input.requestsPerMinute ?? null,
-    tokensPerMinute: input.tokensPerMinute ?? null,
-    maxConcurrent: input.maxConcurrent ?? null,
-    monthlyTokenQuota: input.monthlyTokenQuota ?? null,
-    dailyRequestQuota: input.dailyRequestQuota ?? null,
+  /** The key-table version: it changes whenever any process changes a key. */
+  version(): number {
+    return this.readVersion.get()?.version ?? 0
   }
-  db.insert(apiKeys).values(record).run()
-  return { record, key }
-}
 
-export const listApiKeys = (db: Db): KeyRecord[] => db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all()
-
-export function findApiKey(db: Db, idOrPrefix: string): KeyRecord {
-  const record = db
-    .select()
-    .from(apiKeys)
-    .where(or(eq(apiKeys.id, idOrPrefix), eq(apiKeys.prefix, idOrPrefix)))
-    .get()
-  if (!record) throw new GatewayError(404, 'not_found_error', `no key with id or prefix "${idOrPrefix}"`, 'key_not_found')
-  return record
-}
-
-/** A change to a key: absent fields stay, `null` clears an override or the expiry. */
-export interface KeyPatch extends KeyLimitOverrides {
-  name?: string
-  tier?: string
-  expiresInDays?: number | null
-}
-
-export function updateApiKey(db: Db, idOrPrefix: string, patch: KeyPatch, now = Date.now()): KeyRecord {
-  const record = findApiKey(db, idOrPrefix)
-  const changes: Partial<KeyRecord> = {}
-  if (patch.name !== undefined) changes.name = checkName(patch.name)
-  if (patch.tier !== undefined) changes.tier = checkTier(db, patch.tier)
-  if (patch.expiresInDays !== undefined) changes.expiresAt = patch.expiresInDays === null ? null : now + patch.expiresInDays * DAY_MS
-  for (const field of ['requestsPerMinute', 'tokensPerMinute', 'maxConcurrent', 'monthlyTokenQuota', 'dailyRequestQuota'] as const) {
-    if (patch[field] !== undefined) changes[field] = patch[field]
+  /**
+   * SQLite's data_version for this connection: it changes when another connection commits anything.
+   * Reading it touches no table, so it screens the version read when nothing was written at all.
+   */
+  databaseVersion(): number {
+    return this.dataVersion.get()?.data_version ?? -1
   }
-  if (Object.keys(changes).length > 0) db.update(apiKeys).set(changes).where(eq(apiKeys.id, record.id)).run()
-  return { ...record, ...changes }
-}
 
-/** Revokes a key (idempotent: a revoked key keeps its first revocation time). */
-export function revokeApiKey(db: Db, idOrPrefix: string, now = Date.now()): KeyRecord {
-  const record = findApiKey(db, idOrPrefix)
-  if (record.revokedAt !== null) return record
-  db.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, record.id)).run()
-  return { ...record, revokedAt: now }
+  all(): KeyRecord[] {
+    return this.db.select().from(apiKeys).all()
+  }
+
+  list(): KeyRecord[] {
+    return this.db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all()
+  }
+
+  find(idOrPrefix: string): KeyRecord {
+    const record = this.db
+      .select()
+      .from(apiKeys)
+      .where(or(eq(apiKeys.id, idOrPrefix), eq(apiKeys.prefix, idOrPrefix)))
+      .get()
+    if (!record) throw new GatewayError(404, 'not_found_error', `no key with id or prefix "${idOrPrefix}"`, 'key_not_found')
+    return record
+  }
+
+  private checkTier(tier: string): string {
+    if (!this.db.select({ name: tiers.name }).from(tiers).where(eq(tiers.name, tier)).get()) {
+      throw new GatewayError(400, 'invalid_request_error', `unknown tier "${tier}"`, undefined, 'tier')
+    }
+    return tier
+  }
+
+  /**
+   * Creates a key only when the table holds none, in one immediate transaction: of several processes
+   * starting together on a new database, exactly one makes the first key. null when keys exist.
+   */
+  createFirst(input: NewKey, now: number): { record: KeyRecord; key: string } | null {
+    return this.db.transaction((tx) => (tx.select({ id: apiKeys.id }).from(apiKeys).limit(1).get() ? null : this.create(input, now)), { behavior: 'immediate' })
+  }
+
+  /** Creates a key and returns its record and the key itself, the only time the key exists in clear. */
+  create(input: NewKey, now: number): { record: KeyRecord; key: string } {
+    const name = checkName(input.name)
+    this.checkTier(input.tier)
+    const key = generateApiKey()
+    const record: KeyRecord = {
+      id: `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`,
+      prefix: visiblePrefix(key),
+      hash: hashApiKey(key),
+      name,
+      tier: input.tier,
+      createdAt: now,
+      expiresAt: input.expiresInDays ? now + input.expiresInDays * DAY_MS : null,
+      revokedAt: null,
+      requestsPerMinute: input.requestsPerMinute ?? null,
+      tokensPerMinute: input.tokensPerMinute ?? null,
+      maxConcurrent: input.maxConcurrent ?? null,
+      monthlyTokenQuota: input.monthlyTokenQuota ?? null,
+      dailyRequestQuota: input.dailyRequestQuota ?? null,
+    }
+    this.db.transaction((tx) => {
+      tx.insert(apiKeys).values(record).run()
+      this.bumpVersion.run()
+    })
+    return { record, key }
+  }
+
+  update(idOrPrefix: string, patch: KeyPatch, now: number): KeyRecord {
+    const record = this.find(idOrPrefix)
+    const changes: Partial<KeyRecord> = {}
+    if (patch.name !== undefined) changes.name = checkName(patch.name)
+    if (patch.tier !== undefined) changes.tier = this.checkTier(patch.tier)
+    if (patch.expiresInDays !== undefined) changes.expiresAt = patch.expiresInDays === null ? null : now + patch.expiresInDays * DAY_MS
+    for (const field of ['requestsPerMinute', 'tokensPerMinute', 'maxConcurrent', 'monthlyTokenQuota', 'dailyRequestQuota'] as const) {
+      if (patch[field] !== undefined) changes[field] = patch[field]
+    }
+    if (Object.keys(changes).length > 0) {
+      this.db.transaction((tx) => {
+        tx.update(apiKeys).set(changes).where(eq(apiKeys.id, record.id)).run()
+        this.bumpVersion.run()
+      })
+    }
+    return { ...record, ...changes }
+  }
+
+  /** Revokes a key (idempotent: a revoked key keeps its first revocation time). */
+  revoke(idOrPrefix: string, now: number): KeyRecord {
+    const record = this.find(idOrPrefix)
+    if (record.revokedAt !== null) return record
+    this.db.transaction((tx) => {
+      tx.update(apiKeys).set({ revokedAt: now }).where(eq(apiKeys.id, record.id)).run()
+      this.bumpVersion.run()
+    })
+    return { ...record, revokedAt: now }
+  }
 }
 
 /** The public view of a key record: everything but the hash. */

@@ -1,35 +1,86 @@
-import { asc, eq } from 'drizzle-orm'
-import { aliasTargets, aliases, tiers, upstreams } from '../../db/schema'
+import { and, asc, count, eq, inArray, isNull, notInArray } from 'drizzle-orm'
+import { aliasTargets, aliases, apiKeys, tiers, upstreams } from '../../db/schema'
 import type { DbOrTx } from '../db'
+import { GatewayError } from '../errors'
 import type { AliasSettings, GatewayConfig, TierSettings, UpstreamSettings } from './file'
 
+/** Stored names that the config no longer lists. */
+const unnamed = (named: string[], stored: { name: string }[]) => stored.map((row) => row.name).filter((name) => !named.includes(name))
+
 /**
- * Writes the config's tiers, upstreams and aliases into the database in one transaction. Entries
- * the config names are replaced; others, keys and usage are left alone.
+ * Writes the config's tiers, upstreams and aliases into the database in one transaction: the file
+ * is authoritative, so entries it names are replaced and entries it stopped naming are removed.
+ * Keys and usage are never touched, and a tier that keys still use is never removed: the whole
+ * sync is refused instead (400 naming the tier and how many keys use it), and nothing changes.
  */
 export function syncConfig(db: DbOrTx, config: GatewayConfig, now = Date.now()): void {
-  db.transaction((tx) => {
-    config.tiers.forEach((tier, position) => {
-      const row = { ...tier, position }
-      tx.insert(tiers).values(row).onConflictDoUpdate({ target: tiers.name, set: row }).run()
-    })
-    for (const upstream of config.upstreams) {
-      tx.insert(upstreams).values(upstream).onConflictDoUpdate({ target: upstreams.name, set: upstream }).run()
-    }
-    config.aliases.forEach((alias, position) => {
-      tx.insert(aliases)
-        .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now })
-        .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy } })
-        .run()
-      tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name)).run()
-      alias.targets.forEach((target, i) =>
-        tx
-          .insert(aliasTargets)
-          .values({ alias: alias.name, position: i, ...target })
-          .run(),
+  db.transaction(
+    (tx) => {
+      const droppedTiers = unnamed(
+        config.tiers.map((t) => t.name),
+        tx.select({ name: tiers.name }).from(tiers).all(),
       )
-    })
-  })
+      if (droppedTiers.length > 0) {
+        const inUse = tx
+          .select({ tier: apiKeys.tier, keys: count() })
+          .from(apiKeys)
+          .where(and(inArray(apiKeys.tier, droppedTiers), isNull(apiKeys.revokedAt)))
+          .groupBy(apiKeys.tier)
+          .orderBy(apiKeys.tier)
+          .all()
+        const first = inUse[0]
+        if (first) {
+          throw new GatewayError(
+            400,
+            'invalid_request_error',
+            `Invalid config (${config.source}): tiers."${first.tier}": the file no longer names this tier, but ${first.keys} key${first.keys === 1 ? ' uses' : 's use'} it. Move ${first.keys === 1 ? 'it' : 'them'} to another tier (PATCH /admin/keys/{id}) or revoke ${first.keys === 1 ? 'it' : 'them'}, or keep the tier in the file.`,
+            'tier_in_use',
+            `tiers.${first.tier}`,
+          )
+        }
+        tx.delete(tiers).where(inArray(tiers.name, droppedTiers)).run()
+      }
+      tx.delete(upstreams)
+        .where(
+          notInArray(
+            upstreams.name,
+            config.upstreams.map((u) => u.name),
+          ),
+        )
+        .run()
+      // Their targets go with them (ON DELETE CASCADE).
+      tx.delete(aliases)
+        .where(
+          notInArray(
+            aliases.name,
+            config.aliases.map((a) => a.name),
+          ),
+        )
+        .run()
+
+      config.tiers.forEach((tier, position) => {
+        const row = { ...tier, position }
+        tx.insert(tiers).values(row).onConflictDoUpdate({ target: tiers.name, set: row }).run()
+      })
+      for (const upstream of config.upstreams) {
+        tx.insert(upstreams).values(upstream).onConflictDoUpdate({ target: upstreams.name, set: upstream }).run()
+      }
+      config.aliases.forEach((alias, position) => {
+        tx.insert(aliases)
+          .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now })
+          .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy } })
+          .run()
+        tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name)).run()
+        alias.targets.forEach((target, i) =>
+          tx
+            .insert(aliasTargets)
+            .values({ alias: alias.name, position: i, ...target })
+            .run(),
+        )
+      })
+    },
+    { behavior: 'immediate' },
+  )
 }
 
 export interface StoredRouting {

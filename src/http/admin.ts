@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import { extractApiKey } from '../auth/authenticate'
 import { unauthorized } from '../errors'
 import type { Gateway } from '../gateway'
+import { acceptBody } from './body'
 import { defineRoute, type RouteFactory } from './route'
 
 /** OpenAPI security requirement for admin routes. */
@@ -18,8 +19,9 @@ export function secretMatches(offered: string | null, secret: string): boolean {
 /** Admin routes take the admin key only (Bearer or x-api-key); a caller key is just a wrong key here. */
 export function adminAuth(gateway: Gateway) {
   // A derive runs before body validation: without the admin key, nothing about the body is revealed.
-  return new Elysia().derive({ as: 'scoped' }, function requireAdminKey({ request }) {
+  return new Elysia().derive({ as: 'scoped' }, function requireAdminKey({ request, body }) {
     if (!secretMatches(extractApiKey(request.headers), gateway.env.adminKey ?? '')) throw unauthorized()
+    acceptBody(body)
     return {}
   })
 }

@@ -3,6 +3,20 @@ import { GatewayError } from '../errors'
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 const decoder = new TextDecoder()
 
+/**
+ * A body the gateway refused (wrong type, too large, not JSON), handed on instead of thrown: routes
+ * that take a key authenticate first and only then throw its error, so a caller without a valid key
+ * learns nothing about its body, and a caller with one gets its tier and rate-limit headers on it.
+ */
+export class RefusedBody {
+  constructor(readonly error: GatewayError) {}
+}
+
+/** Throws the body's refusal, if it was refused; call once the caller is authenticated. */
+export function acceptBody(body: unknown): void {
+  if (body instanceof RefusedBody) throw body.error
+}
+
 /** A JSON request body: the text as sent and its parse. */
 export interface JsonBody {
   text: string

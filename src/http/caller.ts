@@ -3,27 +3,30 @@ import { authenticate, extractApiKey } from '../auth/authenticate'
 import { setRateLimitHeaders } from '../chat/complete'
 import { unauthorized } from '../errors'
 import type { Gateway } from '../gateway'
+import { acceptBody } from './body'
 import { recordOf } from './request-record'
 
 /** OpenAPI security requirement for routes that take a caller key. */
 export const CALLER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
 
 /**
- * Authenticates the caller before body validation, so a valid key's tier and rate-limit headers
- * ride on every response to it, errors included.
+ * Authenticates the caller before anything about the body is reported: a missing or bad key gets
+ * 401 whatever the body, and a valid key's tier and rate-limit headers ride on every response to
+ * it, its body's 400, 413 and 415 included.
  */
 export function callerAuth(gateway: Gateway) {
-  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ set, request }) {
+  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ set, request, body }) {
     const now = gateway.now()
     const apiKey = extractApiKey(request.headers)
     // The admin key is never a caller key, whatever its shape.
     if (apiKey !== null && apiKey === gateway.env.adminKey) throw unauthorized()
-    const caller = authenticate(apiKey, gateway.keys, gateway.routing, now)
+    const caller = authenticate(apiKey, gateway.keyCache, gateway.routing, now)
     const record = recordOf(request)
     record.keyPrefix = caller.key.prefix
     record.tier = caller.tier.name
     set.headers[gateway.headers.tier] = caller.tier.name
     setRateLimitHeaders(set.headers, gateway.limiter.peek(caller.key.id, caller.limits, now))
+    acceptBody(body)
     return { caller }
   })
 }

@@ -1,7 +1,7 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type ErrorBody, GatewayError } from '../errors'
 import type { Logger } from '../log'
-import { readJsonBody } from './body'
+import { readJsonBody, RefusedBody } from './body'
 import { type HeaderNames, requestIdFor } from './headers'
 import type { RequestObserver } from './observer'
 import { beginRequest, elapsedMs, recordOf } from './request-record'
@@ -33,7 +33,10 @@ export function toGatewayError(code: string | number, error: unknown): GatewayEr
     const cause = (error as Error).cause
     return cause instanceof GatewayError ? cause : new GatewayError(400, 'invalid_request_error', 'Malformed request body')
   }
-  if (error instanceof ValidationError) return validationError(error)
+  if (error instanceof ValidationError) {
+    // A route that did not rethrow its refused body (see RefusedBody) still answers with its error.
+    return error.value instanceof RefusedBody ? error.value.error : validationError(error)
+  }
   if (code === 'NOT_FOUND') return new GatewayError(404, 'not_found_error', 'Unknown route')
   return new GatewayError(500, 'api_error', 'Internal server error')
 }
@@ -56,7 +59,13 @@ export function httpConventions({ headers, maxBodyBytes, log, observer }: Conven
       set.headers['x-request-id'] = id
     })
     .onParse({ as: 'global' }, async function parseJson({ request, contentType }) {
-      const body = await readJsonBody(request, contentType, maxBodyBytes)
+      let body: Awaited<ReturnType<typeof readJsonBody>>
+      try {
+        body = await readJsonBody(request, contentType, maxBodyBytes)
+      } catch (error) {
+        if (error instanceof GatewayError) return new RefusedBody(error)
+        throw error
+      }
       if (body === null) return null
       recordOf(request).bodyText = body.text
       return body.value

@@ -73,6 +73,11 @@ export class CircuitBreakers {
     }
   }
 
+  /** Forgets the circuits of targets no longer configured (after a reload removed them). */
+  retain(targets: ReadonlySet<string>): void {
+    for (const target of this.circuits.keys()) if (!targets.has(target)) this.circuits.delete(target)
+  }
+
   /** A probe that ended without a verdict (e.g. the caller left) must not block the target forever. */
   abandon(target: string): void {
     const circuit = this.circuits.get(target)

@@ -1,14 +1,22 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import { tryLockExclusive } from './file-lock'
 import type { UsageEntry } from './recorder'
 
-/** The journal beside a database file; an in-memory database has none. */
-export const journalPathFor = (dbPath: string): string | null => (dbPath === ':memory:' ? null : `${dbPath}.usage-log`)
-
-/** One group of entries appended together; `seq` increases by one per batch, across restarts. */
+/** One group of entries appended together; `seq` increases by one per batch within a journal. */
 export interface JournalBatch {
   seq: number
   entries: UsageEntry[]
 }
+
+/** A journal file and its id, the key of its fold point in `usage_journals`. */
+export interface JournalFile {
+  id: string
+  path: string
+}
+
+/** The id under which the single journal of earlier versions (`<database>.usage-log`) is folded. */
+export const LEGACY_JOURNAL = 'legacy'
 
 type EncodedEntry = [keyId: string, alias: string, upstream: string, error: 0 | 1, prompt: number, completion: number, latencyMs: number, at: number]
 
@@ -24,18 +32,51 @@ const decode = ([keyId, alias, upstream, error, promptTokens, completionTokens, 
   at,
 })
 
+const journalPath = (dbPath: string, id: string) => `${dbPath}.usage-${id}.log`
+
+/** Every journal file beside a database: each process's own, and the legacy one if it is still there. */
+export function listJournals(dbPath: string | null): JournalFile[] {
+  if (dbPath === null || dbPath === ':memory:') return []
+  const dir = dirname(dbPath)
+  const head = `${basename(dbPath)}.usage-`
+  const files: JournalFile[] = []
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return []
+  }
+  for (const name of names) {
+    if (!name.startsWith(head)) continue
+    if (name === `${head}log`) files.push({ id: LEGACY_JOURNAL, path: join(dir, name) })
+    else if (name.endsWith('.log')) files.push({ id: name.slice(head.length, -4), path: join(dir, name) })
+  }
+  return files
+}
+
 /**
- * The usage write-ahead log: an append-only file of JSON lines, one `write()` per batch, no fsync.
- * A write that returned is in the kernel's page cache and survives a kill of the process, exactly
- * like a SQLite WAL commit with `synchronous = NORMAL`; only an OS crash can lose the tail, and a
- * torn last line is ignored on reading. The file is folded into SQLite every second and then
- * emptied, so it stays small.
+ * One process's usage write-ahead log: an append-only file of JSON lines, one `write()` per batch,
+ * no fsync. A write that returned is in the kernel's page cache and survives a kill of the process,
+ * exactly like a SQLite WAL commit with `synchronous = NORMAL`; only an OS crash can lose the tail,
+ * and a torn last line is ignored on reading. Every process has its own file, named by a fresh id
+ * and locked (flock) for the process's lifetime, so several processes on one database never write
+ * to the same file, and a file whose lock can be taken belongs to a process that is gone.
  */
-export class UsageJournal {
+export class UsageJournal implements JournalFile {
   private readonly fd: number
 
-  constructor(readonly path: string) {
-    this.fd = openSync(path, 'a')
+  private constructor(
+    readonly id: string,
+    readonly path: string,
+  ) {
+    this.fd = openSync(path, 'a', 0o600)
+    if (!tryLockExclusive(this.fd)) throw new Error(`usage journal ${path} is locked by another process`)
+  }
+
+  /** A new journal for this process beside the database. */
+  static create(dbPath: string): UsageJournal {
+    const id = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`
+    return new UsageJournal(id, journalPath(dbPath, id))
   }
 
   append(seq: number, entries: UsageEntry[]): void {
@@ -47,16 +88,67 @@ export class UsageJournal {
     ftruncateSync(this.fd, 0)
   }
 
-  close(): void {
+  /** Deletes the file and then gives up its lock: call once everything in it is folded. */
+  remove(): void {
+    removeFile(this.path)
     closeSync(this.fd)
   }
 }
 
+function removeFile(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+}
+
+/** A journal whose owner is gone, locked by this process until it is removed or released. */
+export interface ClaimedJournal extends JournalFile {
+  /** Deletes the file, then releases the lock. */
+  remove(): void
+  /** Releases the lock (again: a no-op). */
+  release(): void
+}
+
+/** Locks another process's journal when that process is gone; null while its owner still holds it. */
+export function claimOrphan(file: JournalFile): ClaimedJournal | null {
+  let fd: number
+  try {
+    fd = openSync(file.path, 'r')
+  } catch {
+    return null
+  }
+  if (!tryLockExclusive(fd)) {
+    closeSync(fd)
+    return null
+  }
+  let open = true
+  const release = () => {
+    if (open) closeSync(fd)
+    open = false
+  }
+  return {
+    ...file,
+    remove() {
+      removeFile(file.path)
+      release()
+    },
+    release,
+  }
+}
+
 /** Every complete batch in a journal file, oldest first; stops at a torn or unreadable line. */
-export function readJournal(path: string | null): JournalBatch[] {
-  if (path === null || !existsSync(path)) return []
+export function readJournal(path: string): JournalBatch[] {
+  if (!existsSync(path)) return []
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return []
+  }
   const batches: JournalBatch[] = []
-  for (const line of readFileSync(path, 'utf8').split('\n')) {
+  for (const line of text.split('\n')) {
     if (line === '') continue
     try {
       const [seq, entries] = JSON.parse(line) as [number, EncodedEntry[]]

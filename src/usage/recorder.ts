@@ -1,9 +1,9 @@
 import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
-import { apiKeys, usageDaily, usageJournalState } from '../../db/schema'
+import { apiKeys, usageDaily, usageJournals } from '../../db/schema'
 import type { Db } from '../db'
 import { GatewayError } from '../errors'
 import type { QuotaBaseline } from '../limits/limiter'
-import { type JournalBatch, readJournal, type UsageJournal } from './journal'
+import { claimOrphan, type JournalBatch, type JournalFile, listJournals, readJournal, type UsageJournal } from './journal'
 import { MinuteRollups, type SeriesPoint, type SeriesQuery, usageSeries } from './rollups'
 
 export interface UsageEntry {
@@ -133,37 +133,104 @@ function addUnfolded(pending: PendingUsage, batches: JournalBatch[], foldedSeq: 
   return last
 }
 
-/** The journal's fold point, read and written inside the fold's transaction. */
-class FoldState {
+/** Each journal's fold point, read and written inside the fold's transaction. */
+class FoldPoints {
   private readonly read
   private readonly write
+  private readonly forget
 
   constructor(db: Db) {
-    this.read = db.select({ seq: usageJournalState.foldedSeq }).from(usageJournalState).where(eq(usageJournalState.id, 1)).prepare()
+    const journal = sql.placeholder('journal')
+    this.read = db.select({ seq: usageJournals.foldedSeq }).from(usageJournals).where(eq(usageJournals.journal, journal)).prepare()
     this.write = db
-      .insert(usageJournalState)
-      .values({ id: 1, foldedSeq: sql.placeholder('seq') })
-      .onConflictDoUpdate({ target: usageJournalState.id, set: { foldedSeq: sql`excluded.folded_seq` } })
+      .insert(usageJournals)
+      .values({ journal, foldedSeq: sql.placeholder('seq') })
+      .onConflictDoUpdate({ target: usageJournals.journal, set: { foldedSeq: sql`excluded.folded_seq` } })
       .prepare()
+    this.forget = db.delete(usageJournals).where(eq(usageJournals.journal, journal)).prepare()
   }
 
-  get seq(): number {
-    return this.read.get()?.seq ?? 0
+  get(journal: string): number {
+    return this.read.get({ journal })?.seq ?? 0
   }
 
-  set seq(seq: number) {
-    this.write.run({ seq })
+  set(journal: string, seq: number): void {
+    this.write.run({ journal, seq })
+  }
+
+  delete(journal: string): void {
+    this.forget.run({ journal })
+  }
+}
+
+/**
+ * Folds journals other than a process's own into SQLite. A fold adds only batches past the
+ * journal's fold point and moves the point in the same transaction, so it is never applied twice,
+ * whoever runs it. A journal whose owner is gone (its lock can be taken) is then deleted: first the
+ * file, then its fold point, so a crash in between leaves a harmless row, never a file that would
+ * be counted again from zero.
+ */
+export class JournalFolder {
+  private readonly pending: PendingUsage
+  private readonly points: FoldPoints
+
+  constructor(
+    private readonly db: Db,
+    private readonly dbPath: string | null,
+  ) {
+    this.pending = new PendingUsage(db)
+    this.points = new FoldPoints(db)
+  }
+
+  /**
+   * Folds every journal but `own`. Orphans are folded and removed; journals of live processes are
+   * folded without being emptied when `live` is 'fold' (the CLI, for exact reports), else skipped.
+   */
+  foldOthers(own: string | null, live: 'fold' | 'skip'): void {
+    for (const file of listJournals(this.dbPath)) {
+      if (file.id === own) continue
+      const orphan = claimOrphan(file)
+      if (orphan === null && live === 'skip') continue
+      try {
+        this.fold(file)
+        if (orphan) {
+          orphan.remove()
+          this.points.delete(file.id)
+        }
+      } finally {
+        orphan?.release()
+      }
+    }
+  }
+
+  private fold(file: JournalFile): void {
+    try {
+      this.db.$client
+        .transaction(() => {
+          const stored = this.points.get(file.id)
+          const last = addUnfolded(this.pending, readJournal(file.path), stored)
+          if (last === stored) return
+          this.pending.write()
+          this.points.set(file.id, last)
+        })
+        .immediate()
+    } finally {
+      this.pending.clear()
+    }
   }
 }
 
 /**
  * Usage counters (daily, and per-minute rollups for the dashboard), durable before the response
- * ends and cheap per request. Entries recorded in the same event-loop turn are appended to the
- * journal (see journal.ts) in one `write()`; `record` resolves once that write returned, and callers
- * await it before the response is finished, so a response the client received is counted even if
- * the process dies right after. Every second the counters added up meanwhile are folded into SQLite
- * in one transaction and the journal is emptied. A SQLite commit per turn cost about 25 µs (a WAL
- * frame per page touched); the journal write costs about 2 µs.
+ * ends and cheap per request. Entries recorded in the same event-loop turn are appended to this
+ * process's journal (see journal.ts) in one `write()`; `record` resolves once that write returned,
+ * and callers await it before the response is finished, so a response the client received is
+ * counted even if the process dies right after. Every second the counters added up meanwhile are
+ * folded into SQLite in one transaction and the journal is emptied. A SQLite commit per turn cost
+ * about 25 µs (a WAL frame per page touched); the journal write costs about 2 µs.
+ *
+ * Several processes may share one database file: each has its own journal, and each fold also
+ * folds and removes the journals of processes that are gone.
  *
  * Without a journal (an in-memory database) each turn's entries are committed to SQLite directly.
  */
@@ -172,28 +239,24 @@ export class UsageRecorder {
   private written: Promise<void> | null = null
   private settle: { resolve: () => void; reject: (error: unknown) => void } | null = null
   private readonly pending: PendingUsage
-  private readonly state: FoldState
+  private readonly points: FoldPoints
+  private readonly others: JournalFolder
   /** The last batch appended to the journal. */
-  private seq: number
+  private seq = 0
   /** The fold point this process last wrote; another value in the database means the CLI folded. */
-  private foldedSeq: number
+  private foldedSeq = 0
   private timer: Timer | null = null
 
   constructor(
     private readonly db: Db,
     private readonly journal: UsageJournal | null,
+    dbPath: string | null = null,
   ) {
     this.pending = new PendingUsage(db)
-    this.state = new FoldState(db)
-    this.foldedSeq = this.seq = this.state.seq
-    // What a killed process journaled but never folded is counted now, before any quota is read.
-    // The file is emptied even when nothing in it was new: a torn last line left by an OS crash
-    // would otherwise hide every batch appended after it.
-    if (journal) {
-      this.seq = addUnfolded(this.pending, readJournal(journal.path), this.foldedSeq)
-      this.fold()
-      journal.truncate()
-    }
+    this.points = new FoldPoints(db)
+    this.others = new JournalFolder(db, dbPath)
+    // What killed processes journaled but never folded is counted now, before any quota is read.
+    this.others.foldOthers(journal?.id ?? null, 'skip')
   }
 
   /** Adds one request to the counters; resolves once it is durable. */
@@ -230,20 +293,23 @@ export class UsageRecorder {
   fold(): void {
     if (this.batch.length > 0) this.writeBatch()
     if (this.pending.empty) return
+    const journal = this.journal
     this.db.$client
       .transaction(() => {
-        const stored = this.state.seq
-        if (stored !== this.foldedSeq && this.journal) {
-          // The CLI folded part of the journal meanwhile: the file, not memory, says what is left.
-          this.pending.clear()
-          addUnfolded(this.pending, readJournal(this.journal.path), stored)
+        if (journal) {
+          const stored = this.points.get(journal.id)
+          if (stored !== this.foldedSeq) {
+            // The CLI folded part of the journal meanwhile: the file, not memory, says what is left.
+            this.pending.clear()
+            addUnfolded(this.pending, readJournal(journal.path), stored)
+          }
         }
         this.pending.write()
-        this.state.seq = this.seq
+        if (journal) this.points.set(journal.id, this.seq)
       })
       .immediate()
     this.foldedSeq = this.seq
-    this.journal?.truncate()
+    journal?.truncate()
   }
 
   /** Counter rows and totals, everything recorded so far included. */
@@ -259,14 +325,15 @@ export class UsageRecorder {
   }
 
   /**
-   * Folds every second until stopped. A fold that fails (the database locked past its busy timeout,
-   * the disk full) changes nothing and loses nothing: the entries stay in memory and in the journal
-   * for the next one.
+   * Folds every second until stopped, with the journals of processes that are gone. A fold that
+   * fails (the database locked past its busy timeout, the disk full) changes nothing and loses
+   * nothing: the entries stay in memory and in the journal for the next one.
    */
   start(onFoldError: (error: unknown) => void, intervalMs = 1000): void {
     this.timer ??= setInterval(() => {
       try {
         this.fold()
+        this.others.foldOthers(this.journal?.id ?? null, 'skip')
       } catch (error) {
         onFoldError(error)
       }
@@ -274,32 +341,25 @@ export class UsageRecorder {
     this.timer.unref()
   }
 
-  /** Folds what is left and closes the journal. */
+  /** Folds what is left, then removes the journal: the file first, then its fold point. */
   stop(): void {
     if (this.timer) clearInterval(this.timer)
     this.timer = null
     this.fold()
-    this.journal?.close()
+    if (this.journal) {
+      this.journal.remove()
+      this.points.delete(this.journal.id)
+    }
   }
 }
 
 /**
- * Folds whatever a server journaled but has not folded yet into SQLite, without emptying the file
- * (the server owns it). For the CLI: its reports are exact whether the server runs or was killed.
+ * Folds whatever any process journaled but has not folded yet into SQLite, without emptying the
+ * journals of processes still running (they own them), and removes those of processes that are
+ * gone. For the CLI: its reports are exact whether servers run or were killed.
  */
-export function foldJournal(db: Db, journalPath: string | null): void {
-  if (journalPath === null) return
-  const pending = new PendingUsage(db)
-  const state = new FoldState(db)
-  db.$client
-    .transaction(() => {
-      const stored = state.seq
-      const last = addUnfolded(pending, readJournal(journalPath), stored)
-      if (last === stored) return
-      pending.write()
-      state.seq = last
-    })
-    .immediate()
+export function foldJournals(db: Db, dbPath: string | null): void {
+  new JournalFolder(db, dbPath).foldOthers(null, 'fold')
 }
 
 export interface UsageCounters {

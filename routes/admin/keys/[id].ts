@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { findApiKey, keyView, revokeApiKey, updateApiKey } from '../../../src/auth/keys'
+import { keyView } from '../../../src/auth/keys'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../../src/http/admin'
 import { KeyPatchSchema, KeyRecordSchema, keyFieldsOf } from '../../../src/http/admin-schemas'
 import { ErrorSchema } from '../../../src/http/schemas'
@@ -10,7 +10,7 @@ const responses = { 200: KeyRecordSchema, 401: ErrorSchema, 404: ErrorSchema }
 export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
-    .get('', ({ params }) => keyView(findApiKey(gateway.storage.db, params.id)), {
+    .get('', ({ params }) => keyView(gateway.keys.find(params.id)), {
       params,
       response: responses,
       detail: { tags: ['Admin'], summary: 'Get one key', security: ADMIN_SECURITY },
@@ -18,9 +18,7 @@ export default defineAdminRoute((gateway) =>
     .patch(
       '',
       ({ params, body }) => {
-        const record = updateApiKey(gateway.storage.db, params.id, keyFieldsOf(body), gateway.now())
-        gateway.keys.reload()
-        return keyView(record)
+        return keyView(gateway.keys.update(params.id, keyFieldsOf(body)))
       },
       {
         params,
@@ -32,9 +30,7 @@ export default defineAdminRoute((gateway) =>
     .delete(
       '',
       ({ params }) => {
-        const record = revokeApiKey(gateway.storage.db, params.id, gateway.now())
-        gateway.keys.reload()
-        return keyView(record)
+        return keyView(gateway.keys.revoke(params.id))
       },
       { params, response: responses, detail: { tags: ['Admin'], summary: 'Revoke a key (it stops working at once)', security: ADMIN_SECURITY } },
     ),
