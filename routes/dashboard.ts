@@ -1,7 +1,10 @@
 import { Elysia } from 'elysia'
 import { defineAdminRoute } from '../src/http/admin'
+import { pageSecurityHeaders } from '../src/http/page-security'
 
-const PAGE = Bun.file(new URL('../src/dashboard/index.html', import.meta.url).pathname)
+const PAGE_PATH = new URL('../src/dashboard/index.html', import.meta.url).pathname
+const PAGE = Bun.file(PAGE_PATH)
+const SECURITY = pageSecurityHeaders(await PAGE.text())
 
 /**
  * The dashboard page. It holds no data: it asks for the admin key and reads the admin API with it.
@@ -11,15 +14,8 @@ export default defineAdminRoute(() =>
   new Elysia().get(
     '',
     () =>
-      new Response(PAGE, {
-        headers: {
-          'content-type': 'text/html; charset=utf-8',
-          // Everything the page loads comes from this origin; nothing may frame it.
-          'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
-          'x-frame-options': 'DENY',
-          'referrer-policy': 'no-referrer',
-        },
-      }),
+      // Everything the page loads comes from this origin; nothing may frame it.
+      new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', ...SECURITY } }),
     { detail: { tags: ['Admin'], summary: 'Usage dashboard (HTML)', description: 'Log in with the admin key; the page reads the admin API.' } },
   ),
 )

@@ -4,6 +4,7 @@ import type { Gateway } from './gateway'
 import { VERSION } from './gateway'
 import { httpConventions } from './http/conventions'
 import { loadRoutes } from './http/routes-loader'
+import { pageSecurityHeaders } from './http/page-security'
 import { ErrorSchema } from './http/schemas'
 
 export const ROUTES_DIR = new URL('../routes', import.meta.url).pathname
@@ -16,39 +17,52 @@ export interface AppOptions {
 /** The whole HTTP surface: conventions first, then the docs, then every route file. */
 export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: AppOptions = {}) {
   const routes = await loadRoutes(routesDir, gateway)
-  // normalize off: a field a strict schema does not know is refused with 400, never silently dropped.
-  return new Elysia({ normalize: false })
-    .use(httpConventions({ headers: gateway.headers, maxBodyBytes: gateway.env.maxBodyBytes, log: gateway.log, observer: gateway.observer }))
-    .use(
-      openapi({
-        path: '/swagger',
-        provider: 'swagger-ui',
-        swagger: { cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', autoDarkMode: false },
-        documentation: {
-          info: {
-            title: 'chatgate API',
-            version: VERSION,
-            description: 'Self-hosted, OpenAI-compatible chat completion gateway. Every error has the body `{"error":{"message","type","code?","param?"}}`.',
-          },
-          tags: [
-            { name: 'Chat', description: 'Chat completions over public model aliases' },
-            { name: 'Models', description: 'Public model aliases' },
-            { name: 'Usage', description: "The caller's own usage counters" },
-            { name: 'Service', description: 'Metadata, health and metrics' },
-            { name: 'Admin', description: 'Operator API: on only when GATEWAY_ADMIN_KEY is set; takes that key only' },
-          ],
-          components: {
-            securitySchemes: {
-              bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' },
-              apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <key>' },
-              adminBearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <GATEWAY_ADMIN_KEY>' },
-              adminApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <GATEWAY_ADMIN_KEY>' },
-            },
-            schemas: { Error: ErrorSchema as object },
-          },
+  const docs = () =>
+    openapi({
+      path: '/swagger',
+      provider: 'swagger-ui',
+      swagger: { cdn: '/swagger/assets/swagger-ui-bundle.js', theme: '/swagger/assets/swagger-ui.css', autoDarkMode: false },
+      documentation: {
+        info: {
+          title: 'chatgate API',
+          version: VERSION,
+          description: 'Self-hosted, OpenAI-compatible chat completion gateway. Every error has the body `{"error":{"message","type","code?","param?"}}`.',
         },
+        tags: [
+          { name: 'Chat', description: 'Chat completions over public model aliases' },
+          { name: 'Models', description: 'Public model aliases' },
+          { name: 'Usage', description: "The caller's own usage counters" },
+          { name: 'Service', description: 'Metadata, health and metrics' },
+          { name: 'Admin', description: 'Operator API: on only when GATEWAY_ADMIN_KEY is set; takes that key only' },
+        ],
+        components: {
+          securitySchemes: {
+            bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' },
+            apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <key>' },
+            adminBearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <GATEWAY_ADMIN_KEY>' },
+            adminApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <GATEWAY_ADMIN_KEY>' },
+          },
+          schemas: { Error: ErrorSchema as object },
+        },
+      },
+    })
+  // The Swagger UI page is the plugin's: read it once from a spare instance (the plugin hands out one
+  // Response object), so the page's CSP can allow exactly its inline script.
+  const swaggerPage = await (await new Elysia().use(docs()).handle(new Request('http://localhost/swagger'))).text()
+  // normalize off: a field a strict schema does not know is refused with 400, never silently dropped.
+  // standardHostname off: Elysia then finds the path after "http://" and the host, rather than at
+  // the first "/" from offset 11, which a Host shorter than 4 characters would shift into the path.
+  return new Elysia({ normalize: false, handler: { standardHostname: false } })
+    .use(
+      httpConventions({
+        headers: gateway.headers,
+        body: { maxBytes: gateway.env.maxBodyBytes, maxDepth: gateway.env.maxJsonDepth, timeoutMs: gateway.env.bodyTimeoutMs },
+        log: gateway.log,
+        observer: gateway.observer,
+        pageHeaders: new Map([['/swagger', pageSecurityHeaders(swaggerPage)]]),
       }),
     )
+    .use(docs())
     .use(routes)
 }
 

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { tiers } from '../db/schema'
 import { KeyService } from './auth/key-service'
-import { keyView, KeyStore } from './auth/keys'
+import { keyView, KeyStore, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
 import { readEnv } from './config/env'
 import { loadGatewayConfig } from './config/file'
 import { syncConfig } from './config/sync'
@@ -22,9 +22,10 @@ Reads the same environment as the server (GATEWAY_DB, GATEWAY_CONFIG) and works 
 
 class UsageError extends Error {}
 
-function positiveInt(name: string, value: string | undefined): number | undefined {
+function positiveInt(name: string, value: string | undefined, max = MAX_KEY_LIMIT): number | undefined {
   if (value === undefined) return undefined
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive whole number, got "${value}"`)
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max}, got "${value}"`)
   return Number(value)
 }
 
@@ -85,7 +86,7 @@ function run(argv: string[], out: (line: string) => void): void {
     const input = {
       name: values.name,
       tier: values.tier,
-      expiresInDays: positiveInt('expires-in-days', values['expires-in-days']),
+      expiresInDays: positiveInt('expires-in-days', values['expires-in-days'], MAX_EXPIRES_IN_DAYS),
       requestsPerMinute: positiveInt('rpm', values.rpm),
       tokensPerMinute: positiveInt('tpm', values.tpm),
       maxConcurrent: positiveInt('max-concurrent', values['max-concurrent']),
@@ -145,7 +146,7 @@ function run(argv: string[], out: (line: string) => void): void {
   }
 
   if (positionals[0] === 'usage' && positionals.length === 1) {
-    const days = positiveInt('days', values.days) ?? 1
+    const days = positiveInt('days', values.days, 366) ?? 1
     const now = Date.now()
     const storage = openForCli()
     try {

@@ -1,5 +1,5 @@
 import { Database } from 'bun:sqlite'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
@@ -39,7 +39,11 @@ function migrateOnce(db: Db): void {
 
 /** Opens (creating if needed) the SQLite file in WAL mode and applies pending migrations. */
 export function openStorage(path: string): Storage {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+    // Created owner-only before SQLite opens it: SQLite gives its -wal and -shm files the same mode.
+    closeSync(openSync(path, 'a', 0o600))
+  }
   const sqlite = new Database(path, { create: true, strict: true })
   // The busy timeout first: switching a new file to WAL takes a lock that another process starting
   // at the same moment may hold. WAL: readers (CLI, admin views) never block the server's writes.

@@ -40,6 +40,11 @@ export interface Gateway {
   /** Writes each request's log line and metrics. */
   observer: RequestObserver
   now: () => number
+  /**
+   * Exempts a request from the listener's idle timeout while it waits on an upstream (set by main
+   * once it listens; a no-op in processes that do not).
+   */
+  holdConnection: (request: Request) => void
 }
 
 export interface GatewayOptions {
@@ -58,7 +63,10 @@ function applyConfig(storage: Storage, config: GatewayConfig, env: GatewayEnv, n
   return storage.db.transaction(
     (tx) => {
       syncConfig(tx, config, now)
-      return buildRoutingTable(readStoredRouting(tx), config.routing.deadlineMs, env.vars)
+      return buildRoutingTable(readStoredRouting(tx), config.routing.deadlineMs, {
+        env: env.vars,
+        bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes },
+      })
     },
     { behavior: 'immediate' },
   )
@@ -105,6 +113,7 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
       metrics,
       observer: new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug'),
       now,
+      holdConnection: () => {},
     }
     return gateway
   } catch (error) {

@@ -1,3 +1,4 @@
+import './production'
 import { createApp } from './app'
 import { readEnv } from './config/env'
 import { createGateway, ensureFirstKey, reloadConfig, startRollupPruning, VERSION } from './gateway'
@@ -19,10 +20,16 @@ async function main(): Promise<void> {
     hostname: env.host,
     port: env.port,
     fetch: app.fetch,
-    // The gateway enforces its own (smaller) limit with a proper 413 body; this only caps memory.
-    maxRequestBodySize: Math.max(env.maxBodyBytes * 4, 16 * 1024 * 1024),
-    idleTimeout: 255,
+    // Never Bun's development error page, whatever NODE_ENV said before production.ts.
+    development: false,
+    // The gateway enforces GATEWAY_MAX_BODY_BYTES itself, with a JSON 413, without reading the
+    // excess; Bun hands bodies over as streams, so no cap here (its own 413 has an empty body).
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Idle keep-alive connections close after this; requests that wait on an upstream are exempt
+    // (holdConnection below), since Bun counts a request in flight with no bytes moving as idle.
+    idleTimeout: env.idleTimeoutSeconds,
   })
+  gateway.holdConnection = (request) => server.timeout(request, 0)
 
   log.info(
     { version: VERSION, port: server.port, host: env.host, database: env.dbPath, config: gateway.config.source },
@@ -49,6 +56,7 @@ async function main(): Promise<void> {
     clearTimeout(forced)
     gateway.usage.stop()
     gateway.storage.close()
+    gateway.observer.summarize()
     log.info('stopped')
     log.flush(() => process.exit(0))
   }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { completionJson, swapModel } from '../src/chat/relay'
+import { ChunkRelay, completionJson } from '../src/chat/relay'
 import type { ChatCompletion } from '../src/chat/types'
 import { readSseBatches } from '../src/providers/sse'
 
@@ -15,6 +15,7 @@ test('events split across reads, CRLF endings, multi-line data and named events'
   const events = []
   for await (const batch of readSseBatches(
     streamOf(['data: {"a"', ':1}\n\nevent: message_start\r\ndata: x\r\n\r\n', ': comment\n\ndata: l1\ndata: l2\n\n', 'data: partial']),
+    1024,
   )) {
     events.push(...batch)
   }
@@ -27,8 +28,23 @@ test('events split across reads, CRLF endings, multi-line data and named events'
 
 test('CRLF events after LF ones in the same read, and a blank line split across reads', async () => {
   const events = []
-  for await (const batch of readSseBatches(streamOf(['data: 1\n\ndata: 2\r\n\r\ndata: 3\n', '\ndata: 4\r\n', '\r\n']))) events.push(...batch.map((e) => e.data))
+  for await (const batch of readSseBatches(streamOf(['data: 1\n\ndata: 2\r\n\r\ndata: 3\n', '\ndata: 4\r\n', '\r\n']), 1024))
+    events.push(...batch.map((e) => e.data))
   expect(events).toEqual(['1', '2', '3', '4'])
+})
+
+test('an event split over many reads is found once it ends; one longer than the cap throws', async () => {
+  const long = 'x'.repeat(300)
+  const pieces = ['data: ', ...Array.from({ length: 3 }, () => long), '\n', '\ndata: next\n\n']
+  const events = []
+  for await (const batch of readSseBatches(streamOf(pieces), 1024)) events.push(...batch.map((e) => e.data.length))
+  expect(events).toEqual([900, 4])
+
+  const endless = streamOf(['data: {"id":"', ...Array.from({ length: 10 }, () => long)])
+  const read = async () => {
+    for await (const _ of readSseBatches(endless, 1024));
+  }
+  await expect(read()).rejects.toThrow('a stream event is longer than 1024 characters')
 })
 
 describe('completionJson', () => {
@@ -43,11 +59,16 @@ describe('completionJson', () => {
     expect(JSON.parse(relayed)).toMatchObject({ model: 'openai/fast', system_fingerprint: 'fp_1', usage: { prompt_tokens_details: { cached_tokens: 0 } } })
   })
 
-  test('re-serializes when the text cannot be patched safely: no usage, the field written twice, or spaced', () => {
+  test('a nested "model" and spacing around the colon are kept as sent; only the top-level value changes', () => {
+    const text =
+      '{"id":"c","object":"chat.completion","created":1,"model" : "m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2},"extra":{"model":"m"}}'
+    expect(completionJson(JSON.parse(text) as ChatCompletion, text, 'a/b')).toBe(text.replace('"model" : "m"', '"model" : "a/b"'))
+  })
+
+  test('re-serializes when the text cannot be patched safely: no usage, or the top-level field written twice', () => {
     for (const text of [
       '{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[]}',
-      '{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2},"extra":{"model":"m"}}',
-      '{"id":"c","object":"chat.completion","created":1,"model": "m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}',
+      '{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2},"model":"n"}',
     ]) {
       const out = JSON.parse(completionJson(JSON.parse(text) as ChatCompletion, text, 'a/b')) as ChatCompletion
       expect(out.model).toBe('a/b')
@@ -56,18 +77,21 @@ describe('completionJson', () => {
   })
 })
 
-describe('swapModel', () => {
-  test('changes the value of the one "model" key holding it, spaces around the colon allowed', () => {
-    expect(swapModel('{"model":"a","x":1}', 'a', 'b/c')).toBe('{"model":"b/c","x":1}')
-    expect(swapModel('{ "model" :\n "a" }', 'a', 'b')).toBe('{ "model" :\n "b" }')
-    // A value "model" (Gemini's role) is not a key; another key named model with another value is left alone.
-    expect(swapModel('{"role":"model","meta":{"model":"z"},"model":"a"}', 'a', 'b')).toBe('{"role":"model","meta":{"model":"z"},"model":"b"}')
+describe('ChunkRelay', () => {
+  test('replaces only the top-level model of each raw chunk; nested "model" keys and strings are content', () => {
+    const relay = new ChunkRelay('a/b', false)
+    const data =
+      '{"id":"c","object":"chat.completion.chunk","created":1,"meta":{"model":"gpt-x"},"model":"gpt-x","choices":[{"index":0,"delta":{"content":"\\"model\\":\\"gpt-x\\""},"finish_reason":null}],"usage":null}'
+    expect(relay.wire([{ data }])).toBe(`data: ${data.replace('"model":"gpt-x","choices"', '"model":"a/b","choices"')}\n\n`)
   })
 
-  test('null when the value is missing, spelled otherwise, or held by two "model" keys', () => {
-    expect(swapModel('{"model":"ab"}', 'a', 'b')).toBeNull()
-    expect(swapModel('{"models":"a"}', 'a', 'b')).toBeNull()
-    expect(swapModel('{"model":"a","meta":{"model":"a"}}', 'a', 'b')).toBeNull()
-    expect(swapModel('{"content":"\\"model\\":\\"a\\""}', 'a', 'b')).toBeNull()
+  test('captures usage, and drops the usage chunk the caller did not ask for', () => {
+    const relay = new ChunkRelay('a/b', false)
+    const usage =
+      '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":2,"completion_tokens":3,"total_tokens":5}}'
+    expect(relay.wire([{ data: usage }])).toBe('')
+    expect(relay.usage).toEqual({ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 })
+    const asked = new ChunkRelay('a/b', true)
+    expect(JSON.parse(asked.wire([{ data: usage }]).slice(6))).toMatchObject({ model: 'a/b', usage: { total_tokens: 5 } })
   })
 })

@@ -47,6 +47,33 @@ export interface KeyPatch extends KeyLimitOverrides {
 }
 
 const DAY_MS = 86_400_000
+/** The longest expiry a key may get: about a hundred years. */
+export const MAX_EXPIRES_IN_DAYS = 36_500
+/** The largest per-key limit or quota: far above any real one, and exact as a JSON number. */
+export const MAX_KEY_LIMIT = 1_000_000_000_000
+
+const LIMIT_FIELDS = [
+  ['requestsPerMinute', 'rpm'],
+  ['tokensPerMinute', 'tpm'],
+  ['maxConcurrent', 'max_concurrent'],
+  ['monthlyTokenQuota', 'monthly_token_quota'],
+  ['dailyRequestQuota', 'daily_request_quota'],
+] as const
+
+const outOfRange = (param: string, max: number) =>
+  new GatewayError(400, 'invalid_request_error', `Invalid request: ${param} must be a whole number from 1 to ${max}`, undefined, param)
+
+/** Checks every number in a new key or a change before anything is written: a refused request writes nothing. */
+function checkNumbers(input: KeyPatch): void {
+  const days = input.expiresInDays
+  if (days !== undefined && days !== null && !(Number.isInteger(days) && days >= 1 && days <= MAX_EXPIRES_IN_DAYS)) {
+    throw outOfRange('expires_in_days', MAX_EXPIRES_IN_DAYS)
+  }
+  for (const [field, param] of LIMIT_FIELDS) {
+    const value = input[field]
+    if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= 1 && value <= MAX_KEY_LIMIT)) throw outOfRange(param, MAX_KEY_LIMIT)
+  }
+}
 
 function checkName(raw: string): string {
   const name = raw.trim()
@@ -121,6 +148,7 @@ export class KeyStore {
 
   /** Creates a key and returns its record and the key itself, the only time the key exists in clear. */
   create(input: NewKey, now: number): { record: KeyRecord; key: string } {
+    checkNumbers(input)
     const name = checkName(input.name)
     this.checkTier(input.tier)
     const key = generateApiKey()
@@ -147,12 +175,13 @@ export class KeyStore {
   }
 
   update(idOrPrefix: string, patch: KeyPatch, now: number): KeyRecord {
+    checkNumbers(patch)
     const record = this.find(idOrPrefix)
     const changes: Partial<KeyRecord> = {}
     if (patch.name !== undefined) changes.name = checkName(patch.name)
     if (patch.tier !== undefined) changes.tier = this.checkTier(patch.tier)
     if (patch.expiresInDays !== undefined) changes.expiresAt = patch.expiresInDays === null ? null : now + patch.expiresInDays * DAY_MS
-    for (const field of ['requestsPerMinute', 'tokensPerMinute', 'maxConcurrent', 'monthlyTokenQuota', 'dailyRequestQuota'] as const) {
+    for (const [field] of LIMIT_FIELDS) {
       if (patch[field] !== undefined) changes[field] = patch[field]
     }
     if (Object.keys(changes).length > 0) {

@@ -122,7 +122,7 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
         return committed
       })
     }
-    const caller = record.bodyText === undefined ? undefined : { text: record.bodyText, model: request.model }
+    const caller = record.body
     const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt, caller))
     served.scope.end()
     served.settle(true)

@@ -14,6 +14,15 @@ export interface GatewayEnv {
   adminKey: string | null
   logLevel: LogLevel
   maxBodyBytes: number
+  /** Deepest nesting of `[` and `{` a JSON request body may have; checked before it is parsed. */
+  maxJsonDepth: number
+  /** How long a request body may take to arrive, once its headers are in. */
+  bodyTimeoutMs: number
+  /** Seconds an idle keep-alive connection stays open. */
+  idleTimeoutSeconds: number
+  /** Largest single upstream SSE event (characters), and largest upstream JSON body (bytes). */
+  maxSseEventBytes: number
+  maxUpstreamBodyBytes: number
   metricsKey: string | null
   logBodies: boolean
   /** The whole environment, for upstream secrets named by `api_key_env`. */
@@ -67,6 +76,11 @@ export function readEnv(vars: Record<string, string | undefined> = process.env):
     adminKey: secretVar(vars, 'GATEWAY_ADMIN_KEY'),
     logLevel: logLevel as LogLevel,
     maxBodyBytes: integerVar(vars, 'GATEWAY_MAX_BODY_BYTES', 1_048_576, 1024, 1_073_741_824),
+    maxJsonDepth: integerVar(vars, 'GATEWAY_MAX_JSON_DEPTH', 64, 4, 1024),
+    bodyTimeoutMs: integerVar(vars, 'GATEWAY_BODY_TIMEOUT_MS', 30_000, 100, 600_000),
+    idleTimeoutSeconds: integerVar(vars, 'GATEWAY_IDLE_TIMEOUT_S', 30, 1, 255),
+    maxSseEventBytes: integerVar(vars, 'GATEWAY_MAX_SSE_EVENT_BYTES', 1_048_576, 1024, 268_435_456),
+    maxUpstreamBodyBytes: integerVar(vars, 'GATEWAY_MAX_UPSTREAM_BODY_BYTES', 33_554_432, 1024, 1_073_741_824),
     metricsKey: secretVar(vars, 'GATEWAY_METRICS_KEY'),
     logBodies: logBodies === '1',
     vars,

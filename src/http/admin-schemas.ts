@@ -1,8 +1,11 @@
 import { t } from 'elysia'
-import type { KeyPatch } from '../auth/keys'
+import { type KeyPatch, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from '../auth/keys'
 import { Int, UsageCounterFields } from './schemas'
 
-const Limit = (field: string, description: string) => Int({ minimum: 1, description, error: `Invalid request: ${field} must be a positive integer` })
+const Limit = (field: string, description: string) => {
+  const maximum = field === 'expires_in_days' ? MAX_EXPIRES_IN_DAYS : MAX_KEY_LIMIT
+  return Int({ minimum: 1, maximum, description, error: `Invalid request: ${field} must be a whole number from 1 to ${maximum}` })
+}
 
 /** A key as the admin API and `keys list --json` show it: never the key, never its hash. */
 export const KeyRecordSchema = t.Object(
@@ -38,7 +41,11 @@ export const KeyCreateSchema = t.Object(
 )
 
 const nullable = (field: string, description: string) =>
-  t.Optional(t.Union([Limit(field, description), t.Null()], { error: `Invalid request: ${field} must be a positive integer or null` }))
+  t.Optional(
+    t.Union([Limit(field, description), t.Null()], {
+      error: `Invalid request: ${field} must be a whole number from 1 to ${field === 'expires_in_days' ? MAX_EXPIRES_IN_DAYS : MAX_KEY_LIMIT}, or null`,
+    }),
+  )
 
 export const KeyPatchSchema = t.Object(
   {

@@ -19,7 +19,9 @@ export function secretMatches(offered: string | null, secret: string): boolean {
 /** Admin routes take the admin key only (Bearer or x-api-key); a caller key is just a wrong key here. */
 export function adminAuth(gateway: Gateway) {
   // A derive runs before body validation: without the admin key, nothing about the body is revealed.
-  return new Elysia().derive({ as: 'scoped' }, function requireAdminKey({ request, body }) {
+  return new Elysia().derive({ as: 'scoped' }, function requireAdminKey({ request, body, set }) {
+    // Admin answers (one of them shows a new key) are never cached, refusals included.
+    set.headers['cache-control'] = 'no-store'
     if (!secretMatches(extractApiKey(request.headers), gateway.env.adminKey ?? '')) throw unauthorized()
     acceptBody(body)
     return {}

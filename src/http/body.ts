@@ -1,12 +1,14 @@
 import { GatewayError } from '../errors'
+import { type JsonOutline, outlineJson } from '../wire/json-text'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 const decoder = new TextDecoder()
 
 /**
- * A body the gateway refused (wrong type, too large, not JSON), handed on instead of thrown: routes
- * that take a key authenticate first and only then throw its error, so a caller without a valid key
- * learns nothing about its body, and a caller with one gets its tier and rate-limit headers on it.
+ * A body the gateway refused (wrong type, too large, too slow, not JSON), handed on instead of
+ * thrown: routes that take a key authenticate first and only then throw its error, so a caller
+ * without a valid key learns nothing about its body, and a caller with one gets its tier and
+ * rate-limit headers on it.
  */
 export class RefusedBody {
   constructor(readonly error: GatewayError) {}
@@ -17,49 +19,100 @@ export function acceptBody(body: unknown): void {
   if (body instanceof RefusedBody) throw body.error
 }
 
-/** A JSON request body: the text as sent and its parse. */
+/** A JSON request body: the text as sent, its parse, and where its top-level members sit in the text. */
 export interface JsonBody {
   text: string
   value: unknown
+  outline: JsonOutline
 }
 
-/** Reads and parses a JSON request body, refusing the wrong type, oversized bodies and bad JSON. */
-export async function readJsonBody(request: Request, contentType: string, maxBytes: number): Promise<JsonBody | null> {
+export interface BodyLimits {
+  maxBytes: number
+  maxDepth: number
+  /** How long the body may take to arrive. */
+  timeoutMs: number
+}
+
+const bodyTimeout = (ms: number) =>
+  new GatewayError(408, 'invalid_request_error', `The request body did not arrive within ${ms} ms`, 'body_timeout', undefined, { connection: 'close' })
+
+/** Resolves to `read`'s result, or rejects with a 408 once `ms` have passed. */
+async function within<T>(ms: number, read: Promise<T>, onTimeout: () => void): Promise<T> {
+  let timer: Timer | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout()
+      reject(bodyTimeout(ms))
+    }, ms)
+  })
+  try {
+    return await Promise.race([read, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * Reads and parses a JSON request body, refusing the wrong type, oversized or slow bodies, nesting
+ * deeper than the limit (checked on the text, before any parse) and duplicate top-level keys (the
+ * gateway edits top-level members in the text it relays; JSON.parse keeps the last of two, an
+ * upstream's parser might keep the first).
+ */
+export async function readJsonBody(request: Request, contentType: string, limits: BodyLimits): Promise<JsonBody | null> {
   // No body at all is not a wrong content type; the route's schema decides whether it needed one.
   if (!request.body) return null
   if (!JSON_TYPE.test(contentType)) {
     throw new GatewayError(415, 'invalid_request_error', `Content-Type must be application/json, got "${contentType || 'none'}"`)
   }
+  const { maxBytes } = limits
   const tooLarge = () => new GatewayError(413, 'invalid_request_error', `Request body is larger than ${maxBytes} bytes`)
   const length = request.headers.get('content-length')
   if (length !== null) {
     // A declared length is enforced by HTTP framing: the body cannot be longer, so read it natively.
     if (Number(length) > maxBytes) throw tooLarge()
-    return parseJson(await request.text())
+    return parseJson(await within(limits.timeoutMs, request.text(), () => {}), limits.maxDepth)
   }
 
   // A chunked body has no length to check up front: read it with a running count.
   const chunks: Uint8Array[] = []
   let size = 0
   const reader = request.body.getReader()
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) {
-      await reader.cancel()
-      throw tooLarge()
+  const readAll = async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      size += value.byteLength
+      if (size > maxBytes) {
+        await reader.cancel()
+        throw tooLarge()
+      }
+      chunks.push(value)
     }
-    chunks.push(value)
   }
-  return parseJson(chunks.length === 1 ? decoder.decode(chunks[0]) : decoder.decode(Buffer.concat(chunks)))
+  await within(limits.timeoutMs, readAll(), () => void reader.cancel().catch(() => {}))
+  return parseJson(chunks.length === 1 ? decoder.decode(chunks[0]) : decoder.decode(Buffer.concat(chunks)), limits.maxDepth)
 }
 
-function parseJson(text: string): JsonBody {
+function parseJson(text: string, maxDepth: number): JsonBody {
   if (text.length === 0) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
+  const outline = outlineJson(text, maxDepth)
+  if (outline.tooDeep) {
+    throw new GatewayError(400, 'invalid_request_error', `Request body nests deeper than ${maxDepth} levels of arrays and objects`, 'json_too_deep')
+  }
+  let value: unknown
   try {
-    return { text, value: JSON.parse(text) }
+    value = JSON.parse(text)
   } catch (error) {
     throw new GatewayError(400, 'invalid_request_error', `Malformed JSON body: ${(error as Error).message}`)
   }
+  if (outline.duplicate !== null) {
+    throw new GatewayError(
+      400,
+      'invalid_request_error',
+      `Request body has the top-level key "${outline.duplicate}" more than once`,
+      'duplicate_key',
+      outline.duplicate,
+    )
+  }
+  return { text, value, outline }
 }

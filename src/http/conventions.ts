@@ -1,16 +1,30 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type ErrorBody, GatewayError } from '../errors'
 import type { Logger } from '../log'
-import { readJsonBody, RefusedBody } from './body'
+import { type BodyLimits, readJsonBody, RefusedBody } from './body'
 import { type HeaderNames, requestIdFor } from './headers'
 import type { RequestObserver } from './observer'
 import { beginRequest, elapsedMs, recordOf } from './request-record'
 
 export interface ConventionsOptions {
   headers: HeaderNames
-  maxBodyBytes: number
+  body: BodyLimits
   log: Logger
   observer: RequestObserver
+  /** Extra headers for HTML pages, by path (their security headers). */
+  pageHeaders: ReadonlyMap<string, Record<string, string>>
+}
+
+/** A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110's Host). */
+const VALID_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/
+
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
 }
 
 function validationError(error: ValidationError): GatewayError {
@@ -51,23 +65,28 @@ export function errorResponse(error: GatewayError): Response {
  * The gateway's HTTP conventions, for every route: request ids, latency header, JSON bodies with a
  * size limit, and the one place where errors become `{"error":{...}}` responses.
  */
-export function httpConventions({ headers, maxBodyBytes, log, observer }: ConventionsOptions) {
+export function httpConventions({ headers, body: bodyLimits, log, observer, pageHeaders }: ConventionsOptions) {
   return new Elysia({ name: 'chatgate:http' })
     .onRequest(function markRequest({ request, set }) {
       const id = requestIdFor(request.headers.get('x-request-id'))
-      beginRequest(request, id)
+      const record = beginRequest(request, id)
       set.headers['x-request-id'] = id
+      const host = request.headers.get('host')
+      if (host !== null && !VALID_HOST.test(host)) throw new GatewayError(400, 'invalid_request_error', 'Invalid Host header', 'invalid_host')
+      if (record.path.includes('%') && !decodable(record.path)) {
+        throw new GatewayError(400, 'invalid_request_error', 'The request path is not valid percent-encoding', 'invalid_path')
+      }
     })
     .onParse({ as: 'global' }, async function parseJson({ request, contentType }) {
       let body: Awaited<ReturnType<typeof readJsonBody>>
       try {
-        body = await readJsonBody(request, contentType, maxBodyBytes)
+        body = await readJsonBody(request, contentType, bodyLimits)
       } catch (error) {
         if (error instanceof GatewayError) return new RefusedBody(error)
         throw error
       }
       if (body === null) return null
-      recordOf(request).bodyText = body.text
+      recordOf(request).body = body
       return body.value
     })
     .onAfterHandle({ as: 'global' }, function stampLatency({ request, set, responseValue }) {
@@ -75,6 +94,8 @@ export function httpConventions({ headers, maxBodyBytes, log, observer }: Conven
       // No headers left means the handler built the whole response itself (see takeHeaders).
       for (const _ in set.headers) {
         set.headers[headers.latency] = String(elapsedMs(record))
+        const page = pageHeaders.get(record.path)
+        if (page) Object.assign(set.headers, page)
         break
       }
       if (!record.deferred)

@@ -8,17 +8,57 @@ const STATUS_CLASS = ['', '1xx', '2xx', '3xx', '4xx', '5xx']
 /** Paths polled by machines: logged at debug level only, so they do not drown the request log. */
 const QUIET_PATHS = new Set(['/health', '/metrics'])
 
+/** Refusals logged as one summary line per second (per status), not a line each: a flood of them cannot flood the log. */
+const SUMMARIZED_STATUSES = new Set([401, 429])
+const SUMMARY_INTERVAL_MS = 1000
+/** At most this many key prefixes are named in a summary of 429s. */
+const SUMMARY_KEYS = 10
+
+interface RefusalCounts {
+  count: number
+  /** By key prefix (429s); none for 401s, which have no valid key. */
+  keys: Map<string, number>
+}
+
 /**
  * Ends a request's observation: one JSON log line and its metrics. Called exactly once per request,
  * by the conventions plugin, or by a stream when it ends. Never logs keys or message content (the
  * latter only with LOG_LEVEL=debug and GATEWAY_LOG_BODIES=1).
  */
 export class RequestObserver {
+  private refusals = new Map<number, RefusalCounts>()
+  private summaryTimer: Timer | null = null
+
   constructor(
     private readonly log: Logger,
     readonly metrics: GatewayMetrics,
     private readonly logBodies: boolean,
   ) {}
+
+  /** Counts a refusal for the next summary line, and schedules that line. */
+  private countRefusal(status: number, record: RequestRecord): void {
+    let counts = this.refusals.get(status)
+    if (!counts) this.refusals.set(status, (counts = { count: 0, keys: new Map() }))
+    counts.count++
+    const key = record.keyPrefix
+    if (key !== undefined && (counts.keys.has(key) || counts.keys.size < SUMMARY_KEYS)) counts.keys.set(key, (counts.keys.get(key) ?? 0) + 1)
+    if (this.summaryTimer === null) {
+      this.summaryTimer = setTimeout(() => this.summarize(), SUMMARY_INTERVAL_MS)
+      this.summaryTimer.unref()
+    }
+  }
+
+  /** One line per refused status with its count over the last second. */
+  summarize(): void {
+    this.summaryTimer = null
+    const refusals = this.refusals
+    this.refusals = new Map()
+    for (const [status, { count, keys }] of refusals) {
+      const fields: Record<string, unknown> = { status, count, window_s: SUMMARY_INTERVAL_MS / 1000 }
+      if (keys.size > 0) fields.key_prefixes = Object.fromEntries(keys)
+      this.log.info(fields, 'requests refused')
+    }
+  }
 
   finish(record: RequestRecord, status: number, error?: GatewayError): void {
     if (record.finished) return
@@ -37,6 +77,7 @@ export class RequestObserver {
     if (record.promptTokens) m.tokens.labels(alias, 'prompt').value += record.promptTokens
     if (record.completionTokens) m.tokens.labels(alias, 'completion').value += record.completionTokens
 
+    if (SUMMARIZED_STATUSES.has(status)) return this.countRefusal(status, record)
     const level = QUIET_PATHS.has(record.path) ? 'debug' : status >= 500 ? 'warn' : 'info'
     if (!this.log.isLevelEnabled(level)) return
     const line: Record<string, unknown> = {

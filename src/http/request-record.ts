@@ -1,3 +1,5 @@
+import type { JsonBody } from './body'
+
 /** What the gateway learns about one request as it goes: for its log line and metrics, and its body as sent. */
 export interface RequestRecord {
   id: string
@@ -18,7 +20,7 @@ export interface RequestRecord {
   promptTokens?: number
   completionTokens?: number
   /** The JSON body as the caller sent it: relayed upstream with only the model swapped. */
-  bodyText?: string
+  body?: JsonBody
   /** Message content, kept only when body logging is on. */
   messages?: unknown
   /** A stream writes its own log line when it ends, not when its headers go out. */

@@ -1,13 +1,66 @@
 import { GatewayError } from '../errors'
 import type { UpstreamSettings } from '../config/file'
 import { connectionLost, notConfigured, protocolViolation, upstreamHttpError } from './errors'
-import type { AttemptContext } from './types'
+import { SseEventTooLarge } from './sse'
+import type { AttemptContext, ProviderContext } from './types'
 
-/** A failed fetch or body read: our own abort reason (timeout) if we aborted, else a lost connection. */
+/** What went wrong on the wire, in words, from the runtime's error code; never its message. */
+const TRANSPORT_FAILURES = new Map([
+  ['ConnectionRefused', 'connection refused'],
+  ['ECONNREFUSED', 'connection refused'],
+  ['ConnectionClosed', 'the connection closed early'],
+  ['ECONNRESET', 'the connection was reset'],
+  ['FailedToOpenSocket', 'could not open a connection'],
+  ['ENOTFOUND', 'the host name did not resolve'],
+  ['DNSError', 'the host name did not resolve'],
+  ['ETIMEDOUT', 'the connection timed out'],
+  ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'its TLS certificate could not be verified'],
+  ['CERT_HAS_EXPIRED', 'its TLS certificate has expired'],
+])
+
+/**
+ * A failed fetch or body read: our own abort reason (timeout) if we aborted, a protocol violation
+ * for an event past its cap, else a lost connection. The runtime's message is never passed on: it
+ * can hold the upstream's URL, and a URL can hold a credential.
+ */
 export function transportError(upstream: string, signal: AbortSignal, error: unknown): GatewayError {
   if (signal.aborted && signal.reason instanceof GatewayError) return signal.reason
   if (error instanceof GatewayError) return error
-  return connectionLost(upstream, (error as Error)?.message ?? String(error))
+  if (error instanceof SseEventTooLarge) return protocolViolation(upstream, error.message)
+  const code = (error as { code?: unknown } | null)?.code
+  const known = typeof code === 'string' ? TRANSPORT_FAILURES.get(code) : undefined
+  return connectionLost(upstream, known ?? (typeof code === 'string' && /^[A-Za-z_]{1,40}$/.test(code) ? `network error ${code}` : 'network error'))
+}
+
+/** An upstream error body is read for its message only: this much is plenty. */
+const MAX_ERROR_BODY_BYTES = 65_536
+
+/**
+ * A response body as text, at most `maxBytes` of it, else null. A declared Content-Length over the
+ * cap is refused before anything is read; within it, HTTP framing bounds the body, so it is read
+ * natively. A chunked body is read with a running count and cancelled once past the cap.
+ */
+async function boundedText(response: Response, maxBytes: number): Promise<string | null> {
+  const length = response.headers.get('content-length')
+  if (length !== null && Number(length) > maxBytes) {
+    await response.body?.cancel().catch(() => {})
+    return null
+  }
+  if (length !== null || !response.body) return await response.text()
+  const reader = response.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {})
+      return null
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** POSTs JSON and returns the response once its status is 2xx; anything else becomes an UpstreamError. */
@@ -20,24 +73,28 @@ export async function postJson(upstream: string, url: string, headers: Record<st
   }
   attempt.responded()
   if (response.ok) return response
-  let text = ''
+  let text: string | null
   try {
-    text = await response.text()
+    text = await boundedText(response, MAX_ERROR_BODY_BYTES)
   } catch (error) {
     throw transportError(upstream, attempt.signal, error)
   }
-  throw upstreamHttpError(upstream, response.status, response.headers, text)
+  throw upstreamHttpError(upstream, response.status, response.headers, text ?? '(an error body too large to read)')
 }
 
-/** Reads a whole JSON body, telling a broken connection from garbage; returns the text and its parse. */
-export async function readJson(upstream: string, response: Response, signal: AbortSignal): Promise<{ text: string; body: unknown }> {
+/**
+ * Reads a whole JSON body of at most `maxBytes`, telling a broken connection from garbage; returns
+ * the text and its parse. A longer body is an invalid response: it is not read on.
+ */
+export async function readJson(upstream: string, response: Response, signal: AbortSignal, maxBytes: number): Promise<{ text: string; body: unknown }> {
   const type = response.headers.get('content-type') ?? ''
-  let text: string
+  let text: string | null
   try {
-    text = await response.text()
+    text = await boundedText(response, maxBytes)
   } catch (error) {
     throw transportError(upstream, signal, error)
   }
+  if (text === null) throw protocolViolation(upstream, `the body is larger than ${maxBytes} bytes`)
   if (!type.includes('json')) throw protocolViolation(upstream, `expected JSON, got "${type || 'no content type'}"`)
   try {
     return { text, body: JSON.parse(text) }
@@ -64,7 +121,7 @@ export interface UpstreamHeaders {
 /** Request headers for an HTTP upstream, its secret (read once, from the variable the config names) included. */
 export function upstreamHeaders(
   settings: UpstreamSettings,
-  env: Readonly<Record<string, string | undefined>>,
+  env: ProviderContext['env'],
   credentials: (secret: string) => Record<string, string>,
   extra: Record<string, string> = {},
 ): UpstreamHeaders {

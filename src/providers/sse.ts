@@ -3,17 +3,29 @@ export interface SseEvent {
   data: string
 }
 
+/** An event longer than the cap: the upstream is broken or hostile, and the attempt fails. */
+export class SseEventTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`a stream event is longer than ${limit} characters`)
+    this.name = 'SseEventTooLarge'
+  }
+}
+
 /**
  * Splits a text/event-stream body into events as bytes arrive: one batch per network read (the
  * events it completed), so a relay does one hop per read, not per event. Ends when the body ends.
- * One pass over the text: the search for the next blank line starts where the last event ended,
- * and CRLF line ends are looked for only once the stream has shown a carriage return.
+ * One pass over the text: each search for the next blank line starts where the last one stopped,
+ * even while one event spans many reads, and CRLF line ends are looked for only once the stream has
+ * shown a carriage return. An event longer than `maxEventChars` throws SseEventTooLarge: without a
+ * cap, an upstream that never ends its event would grow the buffer without bound.
  */
-export async function* readSseBatches(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent[]> {
+export async function* readSseBatches(body: ReadableStream<Uint8Array>, maxEventChars: number): AsyncGenerator<SseEvent[]> {
   const decoder = new TextDecoder()
   const reader = body.getReader()
   let buffer = ''
   let crlf = false
+  // Where the next search for a blank line begins: what came before was searched already.
+  let searchFrom = 0
   try {
     for (;;) {
       const { value, done } = await reader.read()
@@ -24,13 +36,17 @@ export async function* readSseBatches(body: ReadableStream<Uint8Array>): AsyncGe
       const batch: SseEvent[] = []
       let start = 0
       for (;;) {
-        const end = crlf ? eventEndCrlf(buffer, start) : buffer.indexOf('\n\n', start)
+        const from = Math.max(start, searchFrom)
+        const end = crlf ? eventEndCrlf(buffer, from) : buffer.indexOf('\n\n', from)
         if (end === -1) break
         const parsed = parseBlock(buffer.slice(start, end))
         if (parsed) batch.push(parsed)
         start = end + (buffer.charCodeAt(end) === 13 ? 4 : 2)
       }
       buffer = start === 0 ? buffer : buffer.slice(start)
+      // A blank line may straddle this read and the next: back up by its longest form, less one.
+      searchFrom = Math.max(0, buffer.length - 3)
+      if (buffer.length > maxEventChars) throw new SseEventTooLarge(maxEventChars)
       if (batch.length > 0) yield batch
     }
   } finally {

@@ -1,5 +1,6 @@
 import type { UpstreamSettings } from '../config/file'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../chat/types'
+import type { JsonOutline } from '../wire/json-text'
 
 /** What a provider gets for one attempt. */
 export interface AttemptContext {
@@ -19,10 +20,10 @@ export interface Completed {
   text: string | null
 }
 
-/** The caller's request body as sent, and the model it names (the alias). */
+/** The caller's request body as sent, and where its top-level members sit in the text. */
 export interface CallerJson {
   text: string
-  model: string
+  outline: JsonOutline
 }
 
 /** One upstream, ready to serve. Requests arrive with `model` already set to the upstream's model. */
@@ -41,6 +42,21 @@ export interface Provider {
   stream(request: ChatRequest, attempt: AttemptContext): Promise<AsyncIterator<StreamChunk[]>>
 }
 
+/** What an upstream may make the gateway hold in memory, at most. */
+export interface UpstreamBounds {
+  /** One SSE event, in characters. */
+  maxSseEventChars: number
+  /** One JSON answer, in bytes. */
+  maxBodyBytes: number
+}
+
+/** What every provider is built with, besides its own settings. */
+export interface ProviderContext {
+  /** The environment, for the secret named by `api_key_env`. */
+  env: Readonly<Record<string, string | undefined>>
+  bounds: UpstreamBounds
+}
+
 /** An upstream kind: what `kind = "..."` in the config names. One folder per kind under providers/. */
 export interface ProviderKind {
   kind: string
@@ -48,5 +64,5 @@ export interface ProviderKind {
   defaultBaseUrl: string | null
   /** Models this kind can serve; null means any name the upstream accepts. */
   models: readonly string[] | null
-  create(settings: UpstreamSettings, env: Readonly<Record<string, string | undefined>>): Provider
+  create(settings: UpstreamSettings, context: ProviderContext): Provider
 }

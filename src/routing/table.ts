@@ -2,7 +2,7 @@ import type { TierSettings, UpstreamSettings } from '../config/file'
 import type { StoredRouting } from '../config/sync'
 import { GatewayError } from '../errors'
 import { providerKinds } from '../providers'
-import type { Provider } from '../providers/types'
+import type { Provider, ProviderContext } from '../providers/types'
 
 export interface Tier extends TierSettings {
   /** Whether this tier may use an alias (its `models` globs; none means all). */
@@ -50,7 +50,7 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`)
 }
 
-export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, env: Readonly<Record<string, string | undefined>>): RoutingTable {
+export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, context: ProviderContext): RoutingTable {
   const tiers = new Map<string, Tier>()
   for (const settings of stored.tiers) {
     const patterns = settings.models?.map(globToRegExp) ?? null
@@ -63,7 +63,7 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, env
     if (!kind) {
       throw new GatewayError(500, 'api_error', `upstream "${settings.name}" in the database has kind "${settings.kind}", which this build does not implement`)
     }
-    providers.set(settings.name, { settings, provider: kind.create(settings, env) })
+    providers.set(settings.name, { settings, provider: kind.create(settings, context) })
   }
 
   const aliases = new Map<string, Alias>()

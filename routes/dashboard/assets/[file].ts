@@ -6,21 +6,21 @@ import { defineAdminRoute } from '../../../src/http/admin'
 const UPLOT = join(dirname(Bun.resolveSync('uplot/package.json', import.meta.dir)), 'dist')
 const OWN = new URL('../../../src/dashboard', import.meta.url).pathname
 
-/** The dashboard's files, all from this origin: the page works with no internet. */
-const ASSETS: Record<string, { path: string; type: string }> = {
-  'uPlot.iife.min.js': { path: join(UPLOT, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
-  'uPlot.min.css': { path: join(UPLOT, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
-  'dashboard.js': { path: join(OWN, 'dashboard.js'), type: 'text/javascript; charset=utf-8' },
-  'dashboard.css': { path: join(OWN, 'dashboard.css'), type: 'text/css; charset=utf-8' },
-}
+/** The dashboard's files, all from this origin: the page works with no internet. A Map: names like `constructor` are not files. */
+const ASSETS = new Map([
+  ['uPlot.iife.min.js', { path: join(UPLOT, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' }],
+  ['uPlot.min.css', { path: join(UPLOT, 'uPlot.min.css'), type: 'text/css; charset=utf-8' }],
+  ['dashboard.js', { path: join(OWN, 'dashboard.js'), type: 'text/javascript; charset=utf-8' }],
+  ['dashboard.css', { path: join(OWN, 'dashboard.css'), type: 'text/css; charset=utf-8' }],
+])
 
 export default defineAdminRoute(() =>
   new Elysia().get(
     '',
     ({ params }) => {
-      const asset = ASSETS[params.file]
+      const asset = ASSETS.get(params.file)
       if (!asset) throw new GatewayError(404, 'not_found_error', 'Unknown route')
-      return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'no-cache' } })
+      return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } })
     },
     { params: t.Object({ file: t.String() }), detail: { hide: true } },
   ),

@@ -4,19 +4,21 @@ import { GatewayError } from '../../../src/errors'
 import { defineRoute } from '../../../src/http/route'
 
 /** Swagger UI's own files, served locally so /swagger renders on a machine with no internet. */
-const ASSETS: Record<string, string> = {
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-  'swagger-ui.css': 'text/css; charset=utf-8',
-}
+const ASSETS = new Map([
+  ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'],
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+])
 const DIST = dirname(Bun.resolveSync('swagger-ui-dist/package.json', import.meta.dir))
 
 export default defineRoute(() =>
   new Elysia().get(
     '',
     ({ params }) => {
-      const type = ASSETS[params.file]
+      const type = ASSETS.get(params.file)
       if (!type) throw new GatewayError(404, 'not_found_error', 'Unknown route')
-      return new Response(Bun.file(join(DIST, params.file)), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } })
+      return new Response(Bun.file(join(DIST, params.file)), {
+        headers: { 'content-type': type, 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' },
+      })
     },
     { params: t.Object({ file: t.String() }), detail: { hide: true } },
   ),

@@ -13,6 +13,7 @@ export default defineRoute((gateway) =>
     ({ body, caller, request, set }) => {
       const chatRequest = body as ChatRequest
       checkMessages(chatRequest.messages)
+      gateway.holdConnection(request)
       return completeChat({
         gateway,
         caller,

@@ -3,7 +3,7 @@ import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messag
 import { connectionLost, protocolViolation, UpstreamError } from '../errors'
 import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
-import type { Provider, ProviderKind } from '../types'
+import type { Provider, ProviderContext, ProviderKind } from '../types'
 
 const ANTHROPIC_VERSION = '2023-06-01'
 /** Anthropic requires max_tokens; OpenAI callers usually omit it. */
@@ -74,15 +74,15 @@ export function toAnthropicRequest(request: ChatRequest): AnthropicRequest {
   return out
 }
 
-const FINISH_REASONS: Record<string, string> = {
-  end_turn: 'stop',
-  stop_sequence: 'stop',
-  max_tokens: 'length',
-  tool_use: 'tool_calls',
-  refusal: 'content_filter',
-  pause_turn: 'stop',
-}
-export const finishReason = (stopReason: string | null | undefined): string | null => (stopReason ? (FINISH_REASONS[stopReason] ?? 'stop') : null)
+const FINISH_REASONS = new Map([
+  ['end_turn', 'stop'],
+  ['stop_sequence', 'stop'],
+  ['max_tokens', 'length'],
+  ['tool_use', 'tool_calls'],
+  ['refusal', 'content_filter'],
+  ['pause_turn', 'stop'],
+])
+export const finishReason = (stopReason: string | null | undefined): string | null => (stopReason ? (FINISH_REASONS.get(stopReason) ?? 'stop') : null)
 
 /** Prompt tokens include cache writes and reads: all of them are input the caller is billed for. */
 export function toUsage(usage: AnthropicUsage): Usage {
@@ -113,7 +113,13 @@ function isMessage(value: unknown): value is AnthropicMessageResponse {
 }
 
 /** Anthropic's SSE events -> batches of OpenAI chat.completion.chunk objects, ending with a usage chunk. */
-async function* anthropicChunks(upstream: string, model: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<StreamChunk[]> {
+async function* anthropicChunks(
+  upstream: string,
+  model: string,
+  body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
+  maxEventChars: number,
+): AsyncGenerator<StreamChunk[]> {
   let id = 'msg'
   const created = Math.floor(Date.now() / 1000)
   const input: AnthropicUsage = {}
@@ -127,7 +133,7 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
     choices: [{ index: 0, delta, finish_reason: finish }],
   })
   try {
-    for await (const events of readSseBatches(body)) {
+    for await (const events of readSseBatches(body, maxEventChars)) {
       // After message_stop, read on to the end of the body so the connection returns to the pool.
       if (stopped) continue
       const batch: ChatCompletionChunk[] = []
@@ -182,16 +188,16 @@ async function* anthropicChunks(upstream: string, model: string, body: ReadableS
 }
 
 /** Anthropic's Messages API, translated to and from OpenAI's chat completion shapes. */
-function createAnthropicProvider(settings: UpstreamSettings, env: Readonly<Record<string, string | undefined>>): Provider {
+function createAnthropicProvider(settings: UpstreamSettings, context: ProviderContext): Provider {
   const name = settings.name
   const url = `${settings.baseUrl}/messages`
-  const headers = upstreamHeaders(settings, env, (secret) => ({ 'x-api-key': secret }), { 'anthropic-version': ANTHROPIC_VERSION })
+  const headers = upstreamHeaders(settings, context.env, (secret) => ({ 'x-api-key': secret }), { 'anthropic-version': ANTHROPIC_VERSION })
 
   return {
     async complete(request, attempt) {
       headers.requireSecret()
       const response = await postJson(name, url, headers.json, JSON.stringify(toAnthropicRequest(request)), attempt)
-      const { body } = await readJson(name, response, attempt.signal)
+      const { body } = await readJson(name, response, attempt.signal, context.bounds.maxBodyBytes)
       if (!isMessage(body)) throw protocolViolation(name, 'the body is not an Anthropic message')
       return { completion: toChatCompletion(body, request.model), text: null }
     },
@@ -200,7 +206,7 @@ function createAnthropicProvider(settings: UpstreamSettings, env: Readonly<Recor
       headers.requireSecret()
       const body = JSON.stringify({ ...toAnthropicRequest(request), stream: true })
       const response = await postJson(name, url, headers.stream, body, attempt)
-      return anthropicChunks(name, request.model, requireEventStream(name, response), attempt.signal)
+      return anthropicChunks(name, request.model, requireEventStream(name, response), attempt.signal, context.bounds.maxSseEventChars)
     },
   }
 }

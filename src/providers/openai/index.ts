@@ -1,10 +1,10 @@
 import type { UpstreamSettings } from '../../config/file'
-import { swapModel } from '../../chat/relay'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../../chat/types'
 import { connectionLost, protocolViolation } from '../errors'
 import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
-import type { Provider, ProviderKind } from '../types'
+import type { Provider, ProviderContext, ProviderKind } from '../types'
+import { replaceValue } from '../../wire/json-text'
 
 function isCompletion(value: unknown): value is ChatCompletion {
   return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices)
@@ -14,10 +14,10 @@ function isCompletion(value: unknown): value is ChatCompletion {
  * Relays the upstream's chunks as the JSON text it sent (no parse and re-encode per chunk), except
  * an event that may be an error, which is parsed to tell. Ends at [DONE].
  */
-async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<StreamChunk[]> {
+async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventChars: number): AsyncGenerator<StreamChunk[]> {
   let done = false
   try {
-    for await (const events of readSseBatches(body)) {
+    for await (const events of readSseBatches(body, maxEventChars)) {
       // After [DONE], read on to the end of the body: an unread body keeps its connection out of
       // the keep-alive pool, and every stream would then pay for a new connection.
       if (done) continue
@@ -48,17 +48,18 @@ async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>,
 }
 
 /** Any OpenAI-compatible API: OpenAI, Groq, Together, vLLM, Ollama, LM Studio... */
-function createOpenAIProvider(settings: UpstreamSettings, env: Readonly<Record<string, string | undefined>>): Provider {
+function createOpenAIProvider(settings: UpstreamSettings, context: ProviderContext): Provider {
   const name = settings.name
   const url = `${settings.baseUrl}/chat/completions`
-  const headers = upstreamHeaders(settings, env, (secret) => ({ authorization: `Bearer ${secret}` }))
+  const headers = upstreamHeaders(settings, context.env, (secret) => ({ authorization: `Bearer ${secret}` }))
 
   return {
     async complete(request, attempt, caller) {
       headers.requireSecret()
-      const json = (caller && swapModel(caller.text, caller.model, request.model)) ?? JSON.stringify(request)
+      const model = caller?.outline.members?.get('model')
+      const json = caller && model ? replaceValue(caller.text, model, JSON.stringify(request.model)) : JSON.stringify(request)
       const response = await postJson(name, url, headers.json, json, attempt)
-      const { text, body } = await readJson(name, response, attempt.signal)
+      const { text, body } = await readJson(name, response, attempt.signal, context.bounds.maxBodyBytes)
       if (!isCompletion(body)) throw protocolViolation(name, 'the body is not a chat completion')
       return { completion: body, text }
     },
@@ -72,7 +73,7 @@ function createOpenAIProvider(settings: UpstreamSettings, env: Readonly<Record<s
         stream_options: { ...(request.stream_options ?? {}), include_usage: true },
       }
       const response = await postJson(name, url, headers.stream, JSON.stringify(upstreamRequest), attempt)
-      return openaiChunks(name, requireEventStream(name, response), attempt.signal)
+      return openaiChunks(name, requireEventStream(name, response), attempt.signal, context.bounds.maxSseEventChars)
     },
   }
 }

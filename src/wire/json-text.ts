@@ -1,0 +1,134 @@
+/**
+ * JSON text, read and edited without parsing it into objects: to bound a body's nesting before any
+ * parse, and to change one top-level member of a body that is otherwise relayed byte for byte.
+ * Pure functions over strings; no imports.
+ */
+
+/** Where one top-level member sits in the text: `"key": value`, value from `valueStart` to `valueEnd`. */
+export interface Member {
+  key: string
+  keyStart: number
+  valueStart: number
+  /** One past the value's last character (trailing whitespace excluded). */
+  valueEnd: number
+}
+
+export interface JsonOutline {
+  /** The top-level object's members by (decoded) key; null when the text is not an object. */
+  members: Map<string, Member> | null
+  /** The first top-level key that occurs twice (JSON.parse would keep the last), else null. */
+  duplicate: string | null
+  /** Whether the nesting went past the limit; scanning stopped there. */
+  tooDeep: boolean
+}
+
+const QUOTE = 34
+const BACKSLASH = 92
+const COLON = 58
+const COMMA = 44
+const OPEN_BRACE = 123
+const CLOSE_BRACE = 125
+const OPEN_BRACKET = 91
+const CLOSE_BRACKET = 93
+
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13
+
+/** The index of the quote closing the string that opens at `start`, or -1. */
+function stringEnd(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1)
+  while (end !== -1) {
+    let backslashes = 0
+    for (let i = end - 1; text.charCodeAt(i) === BACKSLASH; i--) backslashes++
+    if (backslashes % 2 === 0) return end
+    end = text.indexOf('"', end + 1)
+  }
+  return -1
+}
+
+/** A JSON string literal's value; malformed escapes are left to the parse that follows to refuse. */
+function decodeString(literal: string): string {
+  try {
+    return JSON.parse(literal) as string
+  } catch {
+    return literal
+  }
+}
+
+/**
+ * One linear pass over JSON text: its nesting depth against `maxDepth` (stopping as soon as it is
+ * passed, before any parse could do superlinear work), and where each top-level member sits.
+ * Strings are skipped with indexOf, so the cost is mostly in the structure, not the content.
+ * Text that is not valid JSON gives an outline of no use; the parse that follows rejects it.
+ */
+export function outlineJson(text: string, maxDepth: number): JsonOutline {
+  let depth = 0
+  let members: Map<string, Member> | null = null
+  let duplicate: string | null = null
+  // Top level only: the key being read, and where its value starts.
+  let key: string | null = null
+  let keyStart = -1
+  let valueStart = -1
+  let expectKey = false
+
+  const closeMember = (end: number) => {
+    if (key === null || valueStart === -1 || members === null) return
+    while (end > valueStart && isSpace(text.charCodeAt(end - 1))) end--
+    if (members.has(key)) duplicate ??= key
+    members.set(key, { key, keyStart, valueStart, valueEnd: end })
+    key = null
+    valueStart = -1
+  }
+
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      const end = stringEnd(text, i)
+      if (end === -1) break
+      if (depth === 1 && expectKey && members !== null) {
+        const raw = text.slice(i + 1, end)
+        key = raw.includes('\\') ? decodeString(text.slice(i, end + 1)) : raw
+        keyStart = i
+        expectKey = false
+      }
+      i = end
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (depth === 0) {
+        if (c === OPEN_BRACE) members = new Map()
+        expectKey = true
+      }
+      if (++depth > maxDepth) return { members, duplicate, tooDeep: true }
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      if (depth === 1) closeMember(i)
+      depth--
+    } else if (depth === 1) {
+      if (c === COLON && key !== null && valueStart === -1) {
+        let start = i + 1
+        while (isSpace(text.charCodeAt(start))) start++
+        valueStart = start
+        // The value may begin with a bracket or quote: let the loop see it.
+        i = start - 1
+      } else if (c === COMMA) {
+        closeMember(i)
+        expectKey = true
+      }
+    }
+  }
+  return { members, duplicate, tooDeep: false }
+}
+
+/** `text` with the value of `member` replaced by `value` (JSON text). */
+export const replaceValue = (text: string, member: Member, value: string): string => text.slice(0, member.valueStart) + value + text.slice(member.valueEnd)
+
+/** `text` (an object) with a member added right after its opening brace. */
+export function prependMember(text: string, key: string, value: string): string {
+  const open = text.indexOf('{')
+  const empty = /^\s*\}/.test(text.slice(open + 1))
+  return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${value}${empty ? '' : ','}${text.slice(open + 1)}`
+}
+
+/** The string value of a top-level member, read from the text (null when it is not a plain string). */
+export function stringValue(text: string, member: Member | undefined): string | null {
+  if (member === undefined || text.charCodeAt(member.valueStart) !== QUOTE) return null
+  const raw = text.slice(member.valueStart + 1, member.valueEnd - 1)
+  return raw.includes('\\') ? decodeString(text.slice(member.valueStart, member.valueEnd)) : raw
+}

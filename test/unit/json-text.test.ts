@@ -1,0 +1,52 @@
+import { describe, expect, test } from 'bun:test'
+import { outlineJson, prependMember, replaceValue, stringValue } from '../../src/wire/json-text'
+
+const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
+
+describe('outlineJson', () => {
+  test('finds each top-level member and its value span, whatever the spacing, escapes and nesting inside', () => {
+    const text =
+      ' { "model" : "local/echo" , "messages":[{"role":"user","content":"say \\"model\\": \\"x\\"","model":"nested"}],\n "n": 5 ,"o":{"model":"deep"} } '
+    const { members, duplicate, tooDeep } = outlineJson(text, 64)
+    expect(tooDeep).toBe(false)
+    expect(duplicate).toBeNull()
+    expect([...members!.keys()]).toEqual(['model', 'messages', 'n', 'o'])
+    const value = (key: string) => text.slice(members!.get(key)!.valueStart, members!.get(key)!.valueEnd)
+    expect(value('model')).toBe('"local/echo"')
+    expect(value('n')).toBe('5')
+    expect(value('o')).toBe('{"model":"deep"}')
+    expect(JSON.parse(value('messages'))).toEqual(JSON.parse(text).messages)
+  })
+
+  test('a duplicate top-level key is reported, also when spelled with an escape; nested duplicates are not', () => {
+    expect(outlineJson('{"model":"a","x":{"k":1,"k":2},"model":"b"}', 64).duplicate).toBe('model')
+    expect(outlineJson('{"model":"a","mo\\u0064el":"b"}', 64).duplicate).toBe('model')
+    expect(outlineJson('{"a":{"k":1,"k":2}}', 64).duplicate).toBeNull()
+  })
+
+  test('stops at the first level past the limit: 64 levels pass, 65 do not', () => {
+    expect(outlineJson(nested(64), 64).tooDeep).toBe(false)
+    expect(outlineJson(nested(65), 64).tooDeep).toBe(true)
+    expect(outlineJson(`{"a":${nested(63)}}`, 64).tooDeep).toBe(false)
+    expect(outlineJson(`{"a":${nested(64)}}`, 64).tooDeep).toBe(true)
+    // Brackets inside strings do not count.
+    expect(outlineJson(`{"a":"${'['.repeat(1000)}"}`, 64).tooDeep).toBe(false)
+  })
+
+  test('text that is not an object or not JSON gives no members and never throws', () => {
+    expect(outlineJson('[1,2]', 64).members).toBeNull()
+    for (const bad of ['', '{', '{"a', '{"a":', '{"a\\', '"\\u12"', '{"\\uZZZZ":1}', '}}}']) expect(() => outlineJson(bad, 64)).not.toThrow()
+  })
+})
+
+describe('editing one member', () => {
+  test('replaceValue changes only that value; prependMember adds one; stringValue reads one', () => {
+    const text = '{"model": "local/echo", "seed": 18446744073709551615}'
+    const { members } = outlineJson(text, 64)
+    expect(replaceValue(text, members!.get('model')!, '"gpt-4o"')).toBe('{"model": "gpt-4o", "seed": 18446744073709551615}')
+    expect(stringValue(text, members!.get('model'))).toBe('local/echo')
+    expect(stringValue(text, members!.get('seed'))).toBeNull()
+    expect(prependMember(text, 'x', 'true')).toBe('{"x":true,"model": "local/echo", "seed": 18446744073709551615}')
+    expect(prependMember('{ }', 'x', '1')).toBe('{"x":1 }')
+  })
+})
