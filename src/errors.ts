@@ -38,3 +38,16 @@ export class GatewayError extends Error {
 }
 
 export const unauthorized = () => new GatewayError(401, 'authentication_error', 'Unauthorized')
+
+/** The request itself is wrong: 400 `invalid_request_error`, naming the field when there is one. */
+export const invalidRequest = (message: string, options: { param?: string; code?: string } = {}) =>
+  new GatewayError(400, 'invalid_request_error', message, options.code, options.param)
+
+/** A request no target of its alias can serve as asked: 400 naming the part or parameter. */
+export interface Unsupported {
+  code: 'unsupported_content' | 'unsupported_parameter'
+  param: string
+  message: string
+}
+
+export const unsupported = ({ code, param, message }: Unsupported) => invalidRequest(message, { code, param })

@@ -1,98 +1,113 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { DEFAULT_MAX_TOKENS, finishReason, toAnthropicRequest } from '../src/providers/anthropic'
-import { inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
+import { fixture, schemaErrors, sseBody, sseFixture } from './support/fixtures'
+import { tempDir, writeConfig } from './support/gateway'
+import { type GatewayProcess, spawnGateway } from './support/process'
+import { fakeUpstream, type FakeUpstream, openaiCompletion } from './support/upstream'
 
+/**
+ * A fake Anthropic Messages API on a real socket. It checks each translated request the way
+ * Anthropic would (alternating turns, tool results answering the last tool_use, signed thinking
+ * kept) and answers from the docs' own examples (test/fixtures/anthropic). A request it would
+ * reject gets Anthropic's 400 with the reason, so a mistranslation fails the test loudly.
+ */
 interface Seen {
-  path: string
   headers: Headers
   body: Record<string, any>
 }
 
-/** A fake Anthropic Messages API speaking the real wire format, JSON and SSE. */
+const TOOL_STREAM = sseFixture('anthropic/stream-tool-use.sse')
+const TOOL_STREAM_START = TOOL_STREAM.map((e) => JSON.parse(e.data)).find(
+  (e) => e.type === 'content_block_start' && e.content_block.type === 'tool_use',
+).content_block
+const TOOL_MESSAGE = fixture('anthropic/message-tool-use.json').response
+const TOOL_USE = TOOL_MESSAGE.content.find((b: { type: string }) => b.type === 'tool_use')
+
+const envelope = (content: unknown[], stopReason: string) => ({
+  id: 'msg_fake_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-haiku-4-5',
+  content,
+  stop_reason: stopReason,
+  stop_sequence: null,
+  usage: { input_tokens: 40, output_tokens: 12, cache_read_input_tokens: 8 },
+})
+
+const refuse = (message: string) => Response.json({ type: 'error', error: { type: 'invalid_request_error', message } }, { status: 400 })
+
+/** What Anthropic itself checks: roles alternate, a user turn after tool_use blocks starts with their results. */
+function anthropicProblem(body: Record<string, any>): string | null {
+  const messages = body.messages as { role: string; content: { type: string; id?: string; tool_use_id?: string }[] }[]
+  for (let i = 0; i < messages.length; i++) {
+    if (i > 0 && messages[i]!.role === messages[i - 1]!.role) return `messages.${i}: roles must alternate`
+    if (!Array.isArray(messages[i]!.content)) continue
+    const uses = messages[i]!.content.filter((b) => b.type === 'tool_use').map((b) => b.id)
+    if (uses.length === 0) continue
+    const next = messages[i + 1]?.content ?? []
+    if (next.length === 0) continue
+    const leading = next.slice(0, uses.length)
+    if (JSON.stringify(leading.map((b) => b.type === 'tool_result' && b.tool_use_id)) !== JSON.stringify(uses)) {
+      return `messages.${i + 1}: the turn must start with tool_result blocks answering ${uses.join(', ')}`
+    }
+  }
+  for (const tool of body.tools ?? []) if (tool.input_schema?.type !== 'object') return `tools: input_schema.type must be "object"`
+  return null
+}
+
 function fakeAnthropic() {
   const seen: Seen[] = []
-  const sse = (events: [string, unknown][]) => events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join('')
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
       const body = (await req.json()) as Record<string, any>
-      seen.push({ path: new URL(req.url).pathname, headers: req.headers, body })
-      const last = String(body.messages.at(-1).content)
-      if (last === 'bad') {
-        return Response.json(
-          { type: 'error', error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } },
-          { status: 400 },
-        )
+      seen.push({ headers: req.headers, body })
+      const problem = anthropicProblem(body)
+      if (problem) return refuse(problem)
+      const lastTurn = body.messages.at(-1)
+      const lastText = lastTurn.content.findLast?.((b: { type: string }) => b.type === 'text')?.text ?? ''
+      if (lastText === 'bad') return refuse('messages: text content blocks must be non-empty')
+      if (lastText === 'overloaded') return Response.json({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { status: 529 })
+      const stream = body.stream === true
+      if (lastText === 'stream-error')
+        return new Response(sseBody(sseFixture('anthropic/stream-error.sse')), { headers: { 'content-type': 'text/event-stream' } })
+      const answeringTool = lastTurn.content.some((b: { type: string }) => b.type === 'tool_result')
+      if (stream) {
+        const transcript = answeringTool || !body.tools ? sseFixture('anthropic/stream-text.sse') : TOOL_STREAM
+        return new Response(sseBody(transcript), { headers: { 'content-type': 'text/event-stream' } })
       }
-      if (last === 'overloaded') return Response.json({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { status: 529 })
-      if (!body.stream) {
-        return Response.json({
-          id: 'msg_01XYZ',
-          type: 'message',
-          role: 'assistant',
-          model: body.model,
-          content: [
-            { type: 'text', text: 'Hello from ' },
-            { type: 'text', text: 'Claude' },
-          ],
-          stop_reason: last === 'long' ? 'max_tokens' : 'end_turn',
-          stop_sequence: null,
-          usage: { input_tokens: 21, output_tokens: 4, cache_creation_input_tokens: 2, cache_read_input_tokens: 3 },
-        })
-      }
-      const events: [string, unknown][] = [
-        [
-          'message_start',
-          {
-            type: 'message_start',
-            message: {
-              id: 'msg_01STREAM',
-              type: 'message',
-              role: 'assistant',
-              model: body.model,
-              content: [],
-              stop_reason: null,
-              usage: { input_tokens: 25, output_tokens: 1 },
-            },
-          },
-        ],
-        ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
-        ['ping', { type: 'ping' }],
-        ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hel' } }],
-        ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'lo!' } }],
-      ]
-      if (last === 'stream-error') {
-        events.push(['error', { type: 'error', error: { type: 'api_error', message: 'Internal server error' } }])
-      } else {
-        events.push(
-          ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-          ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 15 } }],
-          ['message_stop', { type: 'message_stop' }],
-        )
-      }
-      return new Response(sse(events), { headers: { 'content-type': 'text/event-stream' } })
+      if (answeringTool || !body.tools) return Response.json(envelope([{ type: 'text', text: 'It is 18 degrees in San Francisco.' }], 'end_turn'))
+      // A forced tool is called, with the docs example's input.
+      if (body.tool_choice?.type === 'tool') return Response.json(envelope([{ ...TOOL_USE, name: body.tool_choice.name }], 'tool_use'))
+      return Response.json(envelope(TOOL_MESSAGE.content, 'tool_use'))
     },
   })
   return { url: `http://127.0.0.1:${server.port}/v1`, seen, stop: () => void server.stop(true) }
 }
 
-describe('anthropic upstream', () => {
+const WEATHER_PARAMETERS = { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] }
+const WEATHER: ChatCompletionTool[] = [
+  { type: 'function', function: { name: 'get_weather', description: 'Weather for a place', parameters: WEATHER_PARAMETERS } },
+]
+
+describe('Anthropic upstream, end to end with the official openai SDK', () => {
   const dir = tempDir()
   let anthropic: ReturnType<typeof fakeAnthropic>
-  let gw: InProcessGateway
-  const chat = (body: Record<string, unknown>) =>
-    gw.request('/v1/chat/completions', json({ model: 'claude/fast', ...body }, { authorization: `Bearer ${gw.key}` }))
+  let openaiFallback: FakeUpstream
+  let gateway: GatewayProcess
+  let client: OpenAI
 
   beforeAll(async () => {
     anthropic = fakeAnthropic()
+    openaiFallback = fakeUpstream((request) => openaiCompletion(String(request.body.model), 'served by the OpenAI fallback'))
     const config = writeConfig(
       dir.path,
       `
 [tiers.t]
 requests_per_minute = 1000
-tokens_per_minute = 1000000
+tokens_per_minute = 10000000
 max_concurrent = 10
 
 [upstreams.claude]
@@ -101,119 +116,154 @@ base_url = "${anthropic.url}"
 api_key_env = "TEST_ANTHROPIC_KEY"
 max_retries = 1
 
+[upstreams.gpt]
+kind = "openai"
+base_url = "${openaiFallback.url}"
+
 [aliases."claude/fast"]
 targets = [{ upstream = "claude", model = "claude-haiku-4-5" }]
+
+[aliases."claude/with-fallback"]
+targets = [{ upstream = "claude", model = "claude-haiku-4-5" }, { upstream = "gpt", model = "gpt-4o-audio" }]
 `,
     )
-    gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config, TEST_ANTHROPIC_KEY: 'sk-ant-test-secret' } })
+    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, TEST_ANTHROPIC_KEY: 'sk-ant-test-secret' })
+    client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
-  afterAll(() => {
-    gw.close()
+  afterAll(async () => {
+    await gateway.stop()
     anthropic.stop()
+    openaiFallback.stop()
     dir[Symbol.dispose]()
   })
 
-  test('the request is translated field by field', async () => {
-    const response = await chat({
-      messages: [
-        { role: 'system', content: 'You are terse.' },
-        { role: 'developer', content: 'Answer in English.' },
-        { role: 'user', content: 'Hi' },
-        { role: 'user', content: [{ type: 'text', text: 'there' }] },
-        { role: 'assistant', content: 'Hello.' },
-        { role: 'user', content: 'How are you?' },
-      ],
-      temperature: 1.7,
-      top_p: 0.9,
-      stop: ['END'],
-      user: 'user-42',
-    })
-    expect(response.status).toBe(200)
-    const seen = anthropic.seen.at(-1)!
-    expect(seen.path).toBe('/v1/messages')
-    expect(seen.headers.get('x-api-key')).toBe('sk-ant-test-secret')
-    expect(seen.headers.get('anthropic-version')).toBe('2023-06-01')
-    expect(seen.headers.get('authorization')).toBeNull()
-    expect(seen.body).toEqual({
+  test('a full tool loop, not streamed: the call comes back as tool_calls, the result goes back as tool_result, the answer is text', async () => {
+    const messages: ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You are terse.' },
+      { role: 'user', content: "What's the weather in San Francisco?" },
+    ]
+    const first = await client.chat.completions.create({ model: 'claude/fast', messages, tools: WEATHER })
+    expect(schemaErrors('CreateChatCompletionResponse', first)).toBeNull()
+    const sent = anthropic.seen.at(-1)!
+    expect(sent.headers.get('x-api-key')).toBe('sk-ant-test-secret')
+    expect(sent.headers.get('anthropic-version')).toBe('2023-06-01')
+    expect(sent.body).toMatchObject({
       model: 'claude-haiku-4-5',
-      system: 'You are terse.\n\nAnswer in English.',
-      messages: [
-        { role: 'user', content: 'Hi\n\nthere' },
-        { role: 'assistant', content: 'Hello.' },
-        { role: 'user', content: 'How are you?' },
-      ],
-      max_tokens: DEFAULT_MAX_TOKENS,
-      temperature: 1,
-      top_p: 0.9,
-      stop_sequences: ['END'],
-      metadata: { user_id: 'user-42' },
+      system: [{ type: 'text', text: 'You are terse.' }],
+      tools: [{ name: 'get_weather', description: 'Weather for a place', input_schema: WEATHER_PARAMETERS }],
+      max_tokens: 4096,
     })
+    const call = first.choices[0]!.message.tool_calls![0]!
+    expect(first.choices[0]!.finish_reason).toBe('tool_calls')
+    expect(call).toEqual({ id: TOOL_USE.id, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify(TOOL_USE.input) } })
+    expect(first.model).toBe('claude/fast')
+
+    messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '18 degrees' })
+    const second = await client.chat.completions.create({ model: 'claude/fast', messages, tools: WEATHER })
+    expect(second.choices[0]!.message.content).toBe('It is 18 degrees in San Francisco.')
+    expect(second.choices[0]!.finish_reason).toBe('stop')
+    expect(second.usage).toMatchObject({ prompt_tokens: 48, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 8 } })
+    const turns = anthropic.seen.at(-1)!.body.messages
+    expect(turns.at(-2)).toEqual({ role: 'assistant', content: TOOL_MESSAGE.content })
+    expect(turns.at(-1)).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: TOOL_USE.id, content: '18 degrees' }] })
   })
 
-  test('max_completion_tokens or max_tokens set max_tokens', () => {
-    const base = { model: 'm', messages: [{ role: 'user' as const, content: 'x' }] }
-    expect(toAnthropicRequest({ ...base, max_tokens: 100 }).max_tokens).toBe(100)
-    expect(toAnthropicRequest({ ...base, max_tokens: 100, max_completion_tokens: 50 }).max_tokens).toBe(50)
-    expect(toAnthropicRequest({ ...base, stop: 'X' }).stop_sequences).toEqual(['X'])
-  })
-
-  test('the response maps to a chat.completion: text joined, finish_reason, usage with cache tokens', async () => {
-    const response = await chat({ messages: [{ role: 'user', content: 'Hi' }] })
-    const body = (await response.json()) as Record<string, any>
-    expect(body).toMatchObject({ id: 'msg_01XYZ', object: 'chat.completion', model: 'claude/fast' })
-    expect(body.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'Hello from Claude' }, finish_reason: 'stop' }])
-    expect(body.usage).toEqual({ prompt_tokens: 26, completion_tokens: 4, total_tokens: 30 })
-    expect(response.headers.get('x-svc-model')).toBe('claude-haiku-4-5')
-    expect(response.headers.get('x-svc-upstream')).toBe('claude')
-    const long = (await (await chat({ messages: [{ role: 'user', content: 'long' }] })).json()) as Record<string, any>
-    expect(long.choices[0].finish_reason).toBe('length')
-  })
-
-  test('stop reasons map to OpenAI finish reasons', () => {
-    expect(finishReason('end_turn')).toBe('stop')
-    expect(finishReason('stop_sequence')).toBe('stop')
-    expect(finishReason('max_tokens')).toBe('length')
-    expect(finishReason('tool_use')).toBe('tool_calls')
-    expect(finishReason(null)).toBeNull()
-  })
-
-  test('SSE events become chat.completion.chunk events with usage from message_start and message_delta', async () => {
-    const response = await chat({ messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } })
-    expect(response.status).toBe(200)
-    expect(anthropic.seen.at(-1)!.body.stream).toBe(true)
-    const events = (await response.text()).split('\n\n').filter(Boolean)
+  test('a full tool loop, streamed: the SDK assembles the call from translated chunks; every chunk is schema-valid', async () => {
+    const messages: ChatCompletionMessageParam[] = [{ role: 'user', content: "What's the weather in San Francisco?" }]
+    const raw = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.firstKey}` },
+      body: JSON.stringify({ model: 'claude/fast', messages, tools: WEATHER, stream: true, stream_options: { include_usage: true } }),
+    })
+    const events = (await raw.text()).split('\n\n').filter(Boolean)
     expect(events.at(-1)).toBe('data: [DONE]')
-    const chunks = events.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)))
-    expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.model === 'claude/fast' && c.id === 'msg_01STREAM')).toBe(true)
-    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: '' })
-    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('')).toBe('Hello!')
-    expect(chunks.at(-2).choices[0].finish_reason).toBe('stop')
-    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 25, completion_tokens: 15, total_tokens: 40 } })
-  })
+    for (const event of events.slice(0, -1)) expect(schemaErrors('CreateChatCompletionStreamResponse', JSON.parse(event.slice(6)))).toBeNull()
 
-  test('the official openai client streams from an Anthropic upstream', async () => {
-    const client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.listen()}/v1`, maxRetries: 0 })
-    const stream = await client.chat.completions.create({ model: 'claude/fast', messages: [{ role: 'user', content: 'Hi' }], stream: true })
+    const stream = client.chat.completions.stream({ model: 'claude/fast', messages, tools: WEATHER, stream: true })
+    const first = await stream.finalChatCompletion()
+    const call = first.choices[0]!.message.tool_calls![0]!
+    expect(first.choices[0]!.finish_reason).toBe('tool_calls')
+    expect(call.id).toBe(TOOL_STREAM_START.id)
+    expect(call.type === 'function' && JSON.parse(call.function.arguments)).toEqual({ location: 'San Francisco, CA' })
+    expect(first.choices[0]!.message.content).toStartWith('Okay')
+
+    messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '18 degrees' })
     let text = ''
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? ''
-    expect(text).toBe('Hello!')
+    for await (const chunk of await client.chat.completions.create({ model: 'claude/fast', messages, tools: WEATHER, stream: true })) {
+      text += chunk.choices[0]?.delta?.content ?? ''
+    }
+    const expected = sseFixture('anthropic/stream-text.sse')
+      .map((e) => JSON.parse(e.data))
+      .filter((e) => e.type === 'content_block_delta')
+      .map((e) => e.delta.text)
+      .join('')
+    expect(text).toBe(expected)
+    const turns = anthropic.seen.at(-1)!.body.messages
+    expect(turns.at(-1).content).toEqual([{ type: 'tool_result', tool_use_id: call.id, content: '18 degrees' }])
   })
 
-  test("Anthropic's error shape: a 400 keeps status and message; 529 overloaded is retried then 502", async () => {
-    const bad = await chat({ messages: [{ role: 'user', content: 'bad' }] })
+  test('an input_audio part: 400 unsupported_content when only Anthropic could serve it; served by the OpenAI target when the alias has one', async () => {
+    const audio: ChatCompletionMessageParam[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is said here?' },
+          { type: 'input_audio', input_audio: { data: 'UklGRiQAAABXQVZF', format: 'wav' } },
+        ],
+      },
+    ]
+    const before = anthropic.seen.length
+    const refused = await client.chat.completions.create({ model: 'claude/fast', messages: audio }).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'unsupported_content',
+      param: 'messages.0.content.1',
+    })
+    // Not sent to Anthropic at all.
+    expect(anthropic.seen.length).toBe(before)
+
+    const { data, response } = await client.chat.completions.create({ model: 'claude/with-fallback', messages: audio }).withResponse()
+    expect(data.choices[0]!.message.content).toBe('served by the OpenAI fallback')
+    expect(response.headers.get('x-svc-upstream')).toBe('gpt')
+    expect(anthropic.seen.length).toBe(before)
+    expect(openaiFallback.requests.at(-1)!.body.messages).toEqual(audio)
+  })
+
+  test("Anthropic's errors: a 400 keeps its status and message; 529 overloaded is retried, then 502; an error event ends the stream with no [DONE]", async () => {
+    const send = (content: string, stream = false) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.firstKey}` },
+        body: JSON.stringify({ model: 'claude/fast', messages: [{ role: 'user', content }], stream }),
+      })
+    const bad = await send('bad')
     expect(bad.status).toBe(400)
     expect(await bad.json()).toMatchObject({ error: { type: 'invalid_request_error', message: 'messages: text content blocks must be non-empty' } })
     const before = anthropic.seen.length
-    const overloaded = await chat({ messages: [{ role: 'user', content: 'overloaded' }] })
+    const overloaded = await send('overloaded')
     expect(overloaded.status).toBe(502)
     expect(((await overloaded.json()) as { error: { type: string } }).error.type).toBe('upstream_error')
     expect(anthropic.seen.length - before).toBe(2)
-  })
-
-  test('an error event mid-stream ends the stream with an error event and no [DONE]', async () => {
-    const response = await chat({ messages: [{ role: 'user', content: 'stream-error' }], stream: true })
-    const events = (await response.text()).split('\n\n').filter(Boolean)
+    const events = (await (await send('stream-error', true)).text()).split('\n\n').filter(Boolean)
     expect(events.some((e) => e.includes('[DONE]'))).toBe(false)
     expect(JSON.parse(events.at(-1)!.slice('data: '.length))).toMatchObject({ error: { type: 'upstream_error', code: 'upstream_stream_error' } })
+  })
+
+  test('structured output: json_schema comes back as JSON content, and the JSON tool never reaches the caller', async () => {
+    const person = { type: 'object', properties: { location: { type: 'string' }, unit: { type: 'string' } } }
+    const completion = await client.chat.completions.create({
+      model: 'claude/fast',
+      messages: [{ role: 'user', content: 'Give me a place as JSON' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema: person } },
+    })
+    const sent = anthropic.seen.at(-1)!.body
+    expect(sent.tools).toEqual([expect.objectContaining({ name: 'chatgate_json_response', input_schema: person })])
+    expect(sent.tool_choice).toEqual({ type: 'tool', name: 'chatgate_json_response' })
+    // The fake called the forced tool with the docs example's input: that input is the answer's content.
+    expect(JSON.parse(completion.choices[0]!.message.content!)).toEqual(TOOL_USE.input)
+    expect(completion.choices[0]!.message.tool_calls).toBeUndefined()
+    expect(completion.choices[0]!.finish_reason).toBe('stop')
+    expect(schemaErrors('CreateChatCompletionResponse', completion)).toBeNull()
   })
 })

@@ -173,7 +173,8 @@ targets = [{ upstream = "local", model = "echo" }]
     const body = (await response.json()) as Record<string, any>
     expect(body.object).toBe('chat.completion')
     expect(body.model).toBe('local/echo')
-    expect(body.choices[0].message).toEqual({ role: 'assistant', content: 'say this back' })
+    expect(body.choices[0].message).toEqual({ role: 'assistant', content: 'say this back', refusal: null })
+    expect(body.choices[0].logprobs).toBeNull()
     expect(body.choices[0].finish_reason).toBe('stop')
     expect(body.usage).toEqual({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 })
     expect(response.headers.get('x-svc-model')).toBe('echo')
@@ -201,7 +202,8 @@ targets = [{ upstream = "local", model = "echo" }]
     }
     const response = await gw.request('/v1/chat/completions', json(body, auth()))
     expect(response.status).toBe(200)
-    expect(((await response.json()) as any).choices[0].message.content).toBe('part one part two')
+    // Text parts are separate parts: the mock echoes them one per line, never glued together.
+    expect(((await response.json()) as any).choices[0].message.content).toBe('part one \npart two')
   })
 
   test('rate-limit headers ride on every response to a valid key, errors included', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { ChunkRelay, completionJson } from '../src/chat/relay'
-import type { ChatCompletion } from '../src/chat/types'
+import type { ChatCompletion } from '../src/wire/openai/types'
 import { readSseBatches } from '../src/providers/sse'
 
 const streamOf = (parts: string[]) =>
@@ -82,7 +82,10 @@ describe('ChunkRelay', () => {
     const relay = new ChunkRelay('a/b', false)
     const data =
       '{"id":"c","object":"chat.completion.chunk","created":1,"meta":{"model":"gpt-x"},"model":"gpt-x","choices":[{"index":0,"delta":{"content":"\\"model\\":\\"gpt-x\\""},"finish_reason":null}],"usage":null}'
-    expect(relay.wire([{ data }])).toBe(`data: ${data.replace('"model":"gpt-x","choices"', '"model":"a/b","choices"')}\n\n`)
+    // The usage the gateway asked for on the caller's behalf goes too: the caller did not ask for it.
+    expect(relay.wire([{ data }])).toBe(`data: ${data.replace('"model":"gpt-x","choices"', '"model":"a/b","choices"').replace(',"usage":null', '')}\n\n`)
+    const asked = new ChunkRelay('a/b', true)
+    expect(asked.wire([{ data }])).toBe(`data: ${data.replace('"model":"gpt-x","choices"', '"model":"a/b","choices"')}\n\n`)
   })
 
   test('captures usage, and drops the usage chunk the caller did not ask for', () => {

@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/authenticate'
-import { GatewayError } from '../errors'
+import { GatewayError, type Unsupported, unsupported } from '../errors'
 import type { Gateway } from '../gateway'
 import { takeHeaders } from '../http/headers'
 import { elapsedMs, type RequestRecord } from '../http/request-record'
@@ -8,7 +8,7 @@ import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
 import { ChunkRelay, completionJson } from './relay'
-import type { ChatRequest, StreamChunk, Usage } from './types'
+import type { ChatRequest, StreamChunk, Usage } from '../wire/openai/types'
 
 export interface ChatCall {
   gateway: Gateway
@@ -47,7 +47,7 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
   const { metrics } = gateway
   // One routing table for the whole request, even if a reload swaps it meanwhile.
   const routing = gateway.routing
-  const alias = resolveAlias(routing, request.model)
+  const alias = servableTargets(resolveAlias(routing, request.model), request)
   record.alias = alias.name
   record.messages = request.messages
   if (!caller.tier.allows(alias.name)) {
@@ -111,7 +111,7 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
   try {
     if (request.stream === true) {
       const opened = await dispatch(alias, options, async (target, attempt): Promise<OpenedStream> => {
-        const iterator = await target.provider.stream(upstreamRequest(target), attempt)
+        const iterator = await target.provider.stream(upstreamRequest(target), attempt, record.body)
         return { iterator, first: await iterator.next() }
       })
       record.deferred = true
@@ -122,8 +122,7 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
         return committed
       })
     }
-    const caller = record.body
-    const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt, caller))
+    const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt, record.body))
     served.scope.end()
     served.settle(true)
     const { completion, text } = served.value
@@ -136,6 +135,28 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
     await settle(lastTarget, null, true)
     throw error
   }
+}
+
+/**
+ * The alias with only the targets that can serve this request as asked (DESIGN: a target that cannot
+ * is skipped like an unconfigured one). With none left, the first target's reason is the 400.
+ * Providers that serve anything (OpenAI-compatible, the mock) cost nothing here.
+ */
+function servableTargets(alias: Alias, request: ChatRequest): Alias {
+  let servable: Target[] | null = null
+  let first: Unsupported | null = null
+  for (const [i, target] of alias.targets.entries()) {
+    const problem = target.provider.cannotServe?.(request) ?? null
+    if (problem === null) {
+      servable?.push(target)
+      continue
+    }
+    first ??= problem
+    servable ??= alias.targets.slice(0, i)
+  }
+  if (servable === null) return alias
+  if (servable.length === 0) throw unsupported(first!)
+  return { ...alias, targets: servable }
 }
 
 function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamError): void {
@@ -169,6 +190,8 @@ function streamResponse(
   const finish = async (failure: GatewayError | null) => {
     if (finished) return
     finished = true
+    // A broken or abandoned stream: hang up on the upstream.
+    if (failure) opened.scope.abort(failure)
     opened.scope.end()
     opened.settle(failure === null || failure.code === 'client_closed')
     await onEnd(relay.usage, failure)

@@ -1,5 +1,5 @@
-import { outlineJson, replaceValue } from '../wire/json-text'
-import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from './types'
+import { applyEdits, outlineJson, removal, replacement } from '../wire/json-text'
+import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from '../wire/openai/types'
 
 /**
  * JSON text with its top-level `model` member set to `quoted`, or null when it has none or has it
@@ -9,7 +9,7 @@ import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage 
 function withTopLevelModel(json: string, quoted: string): string | null {
   const { members, duplicate } = outlineJson(json, Number.POSITIVE_INFINITY)
   const model = members?.get('model')
-  return model === undefined || duplicate !== null ? null : replaceValue(json, model, quoted)
+  return model === undefined || duplicate !== null ? null : applyEdits(json, [replacement(model, quoted)])
 }
 
 /**
@@ -66,11 +66,20 @@ export class ChunkRelay {
 
   private rawJson(data: string): string | null {
     const { members, duplicate } = outlineJson(data, Number.POSITIVE_INFINITY)
-    const usage = members?.get('usage')
     const model = members?.get('model')
-    if (model !== undefined && duplicate === null && (usage === undefined || data.startsWith('null', usage.valueStart))) {
-      return replaceValue(data, model, this.quotedAlias)
+    if (!members || model === undefined || duplicate !== null) return this.objectJson(JSON.parse(data) as ChatCompletionChunk)
+    const edits = [replacement(model, this.quotedAlias)]
+    const usage = members.get('usage')
+    if (usage !== undefined) {
+      const hasUsage = !data.startsWith('null', usage.valueStart)
+      if (hasUsage) this.usage = JSON.parse(data.slice(usage.valueStart, usage.valueEnd)) as Usage
+      if (!this.includeUsage) {
+        // The upstream was asked for usage on the caller's behalf; the caller did not ask to see it.
+        const choices = members.get('choices')
+        if (hasUsage && choices && /^\[\s*\]$/.test(data.slice(choices.valueStart, choices.valueEnd))) return null
+        edits.push(removal(data, usage))
+      }
     }
-    return this.objectJson(JSON.parse(data) as ChatCompletionChunk)
+    return applyEdits(data, edits)
   }
 }

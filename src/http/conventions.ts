@@ -15,8 +15,12 @@ export interface ConventionsOptions {
   pageHeaders: ReadonlyMap<string, Record<string, string>>
 }
 
-/** A host name or IPv4 address, or an IPv6 literal in brackets, with an optional port (RFC 9110's Host). */
-const VALID_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/
+/**
+ * A host name (letters, digits, `-`, `.`, and `_` as Docker service names use; a trailing dot
+ * allowed) or IPv4 address, or an IPv6 literal in brackets, with an optional port. Refused: empty,
+ * spaces, slashes, any other punctuation.
+ */
+const VALID_HOST = /^(?:[A-Za-z0-9_](?:[A-Za-z0-9._-]{0,252})?|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/
 
 function decodable(path: string): boolean {
   try {

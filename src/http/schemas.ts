@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type TSchema, Type } from '@sinclair/typebox'
 import { t } from 'elysia'
 
 /**
@@ -30,22 +30,24 @@ export const ModelSchema = t.Object(
   { title: 'Model' },
 )
 
-const ROLES = ['system', 'user', 'assistant', 'developer', 'tool'] as const
-
 const MessageSchema = t.Object(
+  {},
   {
-    role: t.Union(
-      ROLES.map((role) => t.Literal(role)),
-      { error: `Invalid request: messages[].role must be one of ${ROLES.join(', ')}` },
-    ),
-    content: t.Union([t.String(), t.Array(t.Object({ type: t.Literal('text'), text: t.String() }, { additionalProperties: true })), t.Null()], {
-      error: 'Invalid request: messages[].content must be a string or an array of text parts',
-    }),
+    additionalProperties: true,
+    description:
+      'A message: `role` (system, developer, user, assistant, tool, or the legacy function) and `content`: a string, null (an assistant message with `tool_calls`), or an array of parts, each an object with a string `type` (text, image_url, input_audio, file, refusal; other types pass to OpenAI-compatible upstreams as sent). Assistant messages may carry `tool_calls`, `thinking_blocks`; tool messages `tool_call_id`.',
+    error: 'Invalid request: each message must be an object',
   },
-  { additionalProperties: true },
 )
 
-/** OpenAI's chat completion request. Fields not listed pass on to OpenAI-compatible upstreams untouched. */
+const nullable = <T extends TSchema>(schema: T, error: string) => t.Optional(t.Union([schema, t.Null()], { error }))
+
+/**
+ * OpenAI's chat completion request: every body OpenAI's published schema accepts passes (its numeric
+ * fields are nullable there, so they are here). Message structure is checked field by field after
+ * this (wire/openai/validate.ts), so a refusal names the exact path. Fields not listed pass on to
+ * OpenAI-compatible upstreams untouched.
+ */
 export const ChatRequestSchema = t.Object(
   {
     model: t.String({
@@ -54,15 +56,14 @@ export const ChatRequestSchema = t.Object(
       examples: ['local/echo'],
     }),
     messages: t.Array(MessageSchema, { minItems: 1, error: 'Invalid request: messages is required and must be a non-empty array of messages' }),
-    temperature: t.Optional(t.Number({ minimum: 0, maximum: 2, error: 'Invalid request: temperature must be a number from 0 to 2' })),
-    top_p: t.Optional(t.Number({ minimum: 0, maximum: 1, error: 'Invalid request: top_p must be a number from 0 to 1' })),
-    max_tokens: t.Optional(Int({ minimum: 1, error: 'Invalid request: max_tokens must be a positive integer' })),
-    max_completion_tokens: t.Optional(Int({ minimum: 1, error: 'Invalid request: max_completion_tokens must be a positive integer' })),
-    stream: t.Optional(t.Boolean({ error: 'Invalid request: stream must be a boolean' })),
-    stream_options: t.Optional(
-      t.Union([t.Object({ include_usage: t.Optional(t.Boolean()) }, { additionalProperties: true }), t.Null()], {
-        error: 'Invalid request: stream_options must be an object like {"include_usage": true}',
-      }),
+    temperature: nullable(t.Number({ minimum: 0, maximum: 2 }), 'Invalid request: temperature must be a number from 0 to 2'),
+    top_p: nullable(t.Number({ minimum: 0, maximum: 1 }), 'Invalid request: top_p must be a number from 0 to 1'),
+    max_tokens: nullable(Int(), 'Invalid request: max_tokens must be an integer'),
+    max_completion_tokens: nullable(Int(), 'Invalid request: max_completion_tokens must be an integer'),
+    stream: nullable(t.Boolean(), 'Invalid request: stream must be a boolean'),
+    stream_options: nullable(
+      t.Object({ include_usage: t.Optional(t.Boolean()) }, { additionalProperties: true }),
+      'Invalid request: stream_options must be an object like {"include_usage": true}',
     ),
   },
   { additionalProperties: true, title: 'ChatCompletionRequest' },

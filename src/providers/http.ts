@@ -28,6 +28,8 @@ export function transportError(upstream: string, signal: AbortSignal, error: unk
   if (error instanceof GatewayError) return error
   if (error instanceof SseEventTooLarge) return protocolViolation(upstream, error.message)
   const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && /zlib|brotli|zstd|decompress/i.test(code))
+    return protocolViolation(upstream, 'the body does not decode with its content-encoding')
   const known = typeof code === 'string' ? TRANSPORT_FAILURES.get(code) : undefined
   return connectionLost(upstream, known ?? (typeof code === 'string' && /^[A-Za-z_]{1,40}$/.test(code) ? `network error ${code}` : 'network error'))
 }
@@ -109,6 +111,16 @@ export function requireEventStream(upstream: string, response: Response): Readab
     throw protocolViolation(upstream, `expected an event stream, got "${type || 'no content type'}"`)
   }
   return response.body
+}
+
+/**
+ * The URL of an endpoint under a base URL: `path` is appended to the base's path, and anything
+ * else the base carries (a query string some providers authenticate with) is kept.
+ */
+export function endpointUrl(baseUrl: string, path: string): string {
+  const url = new URL(baseUrl)
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`
+  return url.toString()
 }
 
 export interface UpstreamHeaders {

@@ -26,10 +26,14 @@ export async function* readSseBatches(body: ReadableStream<Uint8Array>, maxEvent
   let crlf = false
   // Where the next search for a blank line begins: what came before was searched already.
   let searchFrom = 0
+  let ended = false
   try {
     for (;;) {
       const { value, done } = await reader.read()
-      if (done) break
+      if (done) {
+        ended = true
+        break
+      }
       const text = decoder.decode(value, { stream: true })
       crlf ||= text.includes('\r')
       buffer = buffer === '' ? text : buffer + text
@@ -50,7 +54,10 @@ export async function* readSseBatches(body: ReadableStream<Uint8Array>, maxEvent
       if (batch.length > 0) yield batch
     }
   } finally {
-    reader.releaseLock()
+    // Stopped early (an event past the cap, the consumer gone): hang up on the upstream rather than
+    // leave its connection open with unread bytes.
+    if (ended) reader.releaseLock()
+    else await reader.cancel().catch(() => {})
   }
 }
 

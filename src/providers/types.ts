@@ -1,5 +1,6 @@
 import type { UpstreamSettings } from '../config/file'
-import type { ChatCompletion, ChatRequest, StreamChunk } from '../chat/types'
+import type { ChatCompletion, ChatRequest, StreamChunk } from '../wire/openai/types'
+import type { Unsupported } from '../errors'
 import type { JsonOutline } from '../wire/json-text'
 
 /** What a provider gets for one attempt. */
@@ -29,6 +30,11 @@ export interface CallerJson {
 /** One upstream, ready to serve. Requests arrive with `model` already set to the upstream's model. */
 export interface Provider {
   /**
+   * Why this upstream cannot serve the request without changing what the caller gets back (audio,
+   * n > 1, a part type it does not know...), or null. Absent: it serves anything it is sent.
+   */
+  cannotServe?(request: ChatRequest): Unsupported | null
+  /**
    * `caller` lets an upstream that takes OpenAI's format relay the caller's own JSON text with only
    * the model swapped, rather than serializing `request` again.
    */
@@ -39,7 +45,7 @@ export interface Provider {
    * UpstreamError if the stream breaks, and ends with a chunk carrying `usage` when the upstream
    * reports it.
    */
-  stream(request: ChatRequest, attempt: AttemptContext): Promise<AsyncIterator<StreamChunk[]>>
+  stream(request: ChatRequest, attempt: AttemptContext, caller?: CallerJson): Promise<AsyncIterator<StreamChunk[]>>
 }
 
 /** What an upstream may make the gateway hold in memory, at most. */

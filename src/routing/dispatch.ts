@@ -153,6 +153,8 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
         }
         return { target, value, attempts, scope, settle }
       } catch (error) {
+        // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
+        scope.abort(error instanceof GatewayError ? error : clientClosed())
         scope.end()
         if (options.clientSignal.aborted) {
           circuits.abandon(key)

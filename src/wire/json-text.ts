@@ -116,19 +116,29 @@ export function outlineJson(text: string, maxDepth: number): JsonOutline {
   return { members, duplicate, tooDeep: false }
 }
 
-/** `text` with the value of `member` replaced by `value` (JSON text). */
-export const replaceValue = (text: string, member: Member, value: string): string => text.slice(0, member.valueStart) + value + text.slice(member.valueEnd)
-
-/** `text` (an object) with a member added right after its opening brace. */
-export function prependMember(text: string, key: string, value: string): string {
-  const open = text.indexOf('{')
-  const empty = /^\s*\}/.test(text.slice(open + 1))
-  return `${text.slice(0, open + 1)}${JSON.stringify(key)}:${value}${empty ? '' : ','}${text.slice(open + 1)}`
+/** A change to JSON text: the characters from `start` to `end` become `text`. */
+export interface Edit {
+  start: number
+  end: number
+  text: string
 }
 
-/** The string value of a top-level member, read from the text (null when it is not a plain string). */
-export function stringValue(text: string, member: Member | undefined): string | null {
-  if (member === undefined || text.charCodeAt(member.valueStart) !== QUOTE) return null
-  const raw = text.slice(member.valueStart + 1, member.valueEnd - 1)
-  return raw.includes('\\') ? decodeString(text.slice(member.valueStart, member.valueEnd)) : raw
+/** Applies edits that do not overlap, last first, so earlier offsets stay valid. */
+export function applyEdits(text: string, edits: Edit[]): string {
+  let out = text
+  for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end)
+  return out
 }
+
+/** The edit that removes `member` from its object, with the comma that separated it from a neighbour. */
+export function removal(text: string, member: Member): Edit {
+  let before = member.keyStart - 1
+  while (before >= 0 && isSpace(text.charCodeAt(before))) before--
+  if (text.charCodeAt(before) === COMMA) return { start: before, end: member.valueEnd, text: '' }
+  let after = member.valueEnd
+  while (after < text.length && isSpace(text.charCodeAt(after))) after++
+  return { start: member.keyStart, end: text.charCodeAt(after) === COMMA ? after + 1 : member.valueEnd, text: '' }
+}
+
+/** The edit that replaces `member`'s value with `value` (JSON text). */
+export const replacement = (member: Member, value: string): Edit => ({ start: member.valueStart, end: member.valueEnd, text: value })

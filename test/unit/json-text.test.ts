@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { outlineJson, prependMember, replaceValue, stringValue } from '../../src/wire/json-text'
+import { applyEdits, outlineJson, removal, replacement } from '../../src/wire/json-text'
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 
@@ -39,14 +39,16 @@ describe('outlineJson', () => {
   })
 })
 
-describe('editing one member', () => {
-  test('replaceValue changes only that value; prependMember adds one; stringValue reads one', () => {
-    const text = '{"model": "local/echo", "seed": 18446744073709551615}'
+describe('editing members', () => {
+  test('a replacement changes only that value; a removal takes its comma along; edits apply in any order', () => {
+    const text = '{"model": "local/echo", "seed": 18446744073709551615, "usage" : null}'
     const { members } = outlineJson(text, 64)
-    expect(replaceValue(text, members!.get('model')!, '"gpt-4o"')).toBe('{"model": "gpt-4o", "seed": 18446744073709551615}')
-    expect(stringValue(text, members!.get('model'))).toBe('local/echo')
-    expect(stringValue(text, members!.get('seed'))).toBeNull()
-    expect(prependMember(text, 'x', 'true')).toBe('{"x":true,"model": "local/echo", "seed": 18446744073709551615}')
-    expect(prependMember('{ }', 'x', '1')).toBe('{"x":1 }')
+    const model = members!.get('model')!
+    const usage = members!.get('usage')!
+    expect(applyEdits(text, [replacement(model, '"gpt-4o"')])).toBe('{"model": "gpt-4o", "seed": 18446744073709551615, "usage" : null}')
+    expect(applyEdits(text, [replacement(model, '"m"'), removal(text, usage)])).toBe('{"model": "m", "seed": 18446744073709551615}')
+    expect(applyEdits(text, [removal(text, model)])).toBe('{ "seed": 18446744073709551615, "usage" : null}')
+    const only = '{"usage":null}'
+    expect(applyEdits(only, [removal(only, outlineJson(only, 64).members!.get('usage')!)])).toBe('{}')
   })
 })

@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { completeChat } from '../../../src/chat/complete'
-import type { ChatRequest } from '../../../src/chat/types'
-import { checkMessages } from '../../../src/chat/validate'
+import type { ChatRequest } from '../../../src/wire/openai/types'
+import { checkChatRequest } from '../../../src/wire/openai/validate'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
 import { recordOf } from '../../../src/http/request-record'
 import { defineRoute } from '../../../src/http/route'
@@ -12,7 +12,7 @@ export default defineRoute((gateway) =>
     '',
     ({ body, caller, request, set }) => {
       const chatRequest = body as ChatRequest
-      checkMessages(chatRequest.messages)
+      checkChatRequest(chatRequest)
       gateway.holdConnection(request)
       return completeChat({
         gateway,

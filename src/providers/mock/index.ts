@@ -1,52 +1,93 @@
-import { type ChatCompletion, type ChatCompletionChunk, type ChatRequest, messageText, type StreamChunk, type Usage } from '../../chat/types'
+import type { AssistantMessage, ChatCompletion, ChatCompletionChunk, ChatRequest, ChunkDelta, FunctionTool, StreamChunk, Usage } from '../../wire/openai/types'
+import { messageText } from '../../wire/openai/types'
 import type { Provider, ProviderKind } from '../types'
 
 /** Whitespace-separated words: the mock's stand-in for tokens. */
 const countWords = (text: string) => text.split(/\s+/).filter(Boolean).length
 
-function echoOf(request: ChatRequest): { answer: string; usage: Usage } {
-  const lastUser = request.messages.findLast((m) => m.role === 'user')
-  const answer = lastUser ? messageText(lastUser.content) : ''
+/**
+ * The tool the mock calls: with `tools` and a `tool_choice` of `required` (the first tool) or a named
+ * function (that one). Otherwise it answers in text, so an agent loop that sends the tool result
+ * back without forcing a tool gets its answer.
+ */
+function toolToCall(request: ChatRequest): string | null {
+  const tools = (request.tools ?? []).filter((tool): tool is FunctionTool => tool.type === 'function')
+  const choice = request.tool_choice
+  if (tools.length === 0) return null
+  if (choice === 'required') return tools[0]!.function.name
+  if (typeof choice === 'object' && choice !== null && choice.type === 'function') return (choice as { function: { name: string } }).function.name
+  return null
+}
+
+interface MockAnswer {
+  content: string | null
+  tool: { id: string; name: string } | null
+  usage: Usage
+}
+
+function answerOf(request: ChatRequest): MockAnswer {
   const prompt = request.messages.reduce((sum, m) => sum + countWords(messageText(m.content)), 0)
-  const completion = countWords(answer)
-  return { answer, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }
+  const tool = toolToCall(request)
+  if (tool !== null) {
+    // Deterministic: the id counts the calls already in the conversation.
+    const calls = request.messages.reduce((sum, m) => sum + (m.tool_calls?.length ?? 0), 0)
+    return {
+      content: null,
+      tool: { id: `call_mock_${calls + 1}`, name: tool },
+      usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 },
+    }
+  }
+  const lastUser = request.messages.findLast((m) => m.role === 'user')
+  const content = lastUser ? messageText(lastUser.content) : ''
+  const completion = countWords(content)
+  return { content, tool: null, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }
 }
 
 const completionId = () => `chatcmpl-mock-${crypto.randomUUID()}`
 
-/** In-process, deterministic, offline: model `echo` answers with the last user message. */
+/** In-process, deterministic, offline: model `echo` answers with the last user message, or calls the tool it is made to. */
 function createMockProvider(): Provider {
   return {
     async complete(request) {
-      const { answer, usage } = echoOf(request)
+      const answer = answerOf(request)
+      const message: AssistantMessage = { role: 'assistant', content: answer.content, refusal: null }
+      if (answer.tool) message.tool_calls = [{ id: answer.tool.id, type: 'function', function: { name: answer.tool.name, arguments: '{}' } }]
       const completion: ChatCompletion = {
         id: completionId(),
         object: 'chat.completion',
         created: Math.floor(Date.now() / 1000),
         model: request.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
-        usage,
+        choices: [{ index: 0, message, logprobs: null, finish_reason: answer.tool ? 'tool_calls' : 'stop' }],
+        usage: answer.usage,
       }
       return { completion, text: null }
     },
 
     async stream(request) {
-      const { answer, usage } = echoOf(request)
+      const answer = answerOf(request)
       const id = completionId()
       const created = Math.floor(Date.now() / 1000)
-      const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finish: string | null): ChatCompletionChunk => ({
+      const chunk = (delta: ChunkDelta, finish: string | null): ChatCompletionChunk => ({
         id,
         object: 'chat.completion.chunk',
         created,
         model: request.model,
-        choices: [{ index: 0, delta, finish_reason: finish }],
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
       })
-      // Word by word, keeping the whitespace that follows each word so the pieces join back exactly.
-      const pieces = answer.match(/\S+\s*|\s+/g) ?? []
       async function* chunks(): AsyncGenerator<StreamChunk[]> {
         yield [chunk({ role: 'assistant', content: '' }, null)]
-        for (const piece of pieces) yield [chunk({ content: piece }, null)]
-        yield [chunk({}, 'stop'), { id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage }]
+        if (answer.tool) {
+          const { id: callId, name } = answer.tool
+          yield [chunk({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name, arguments: '' } }] }, null)]
+          yield [chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, null)]
+        } else {
+          // Word by word, keeping the whitespace that follows each word so the pieces join back exactly.
+          for (const piece of answer.content?.match(/\S+\s*|\s+/g) ?? []) yield [chunk({ content: piece }, null)]
+        }
+        yield [
+          chunk({}, answer.tool ? 'tool_calls' : 'stop'),
+          { id, object: 'chat.completion.chunk', created, model: request.model, choices: [], usage: answer.usage },
+        ]
       }
       return chunks()
     },

@@ -1,10 +1,10 @@
 import type { UpstreamSettings } from '../../config/file'
-import type { ChatCompletion, ChatRequest, StreamChunk } from '../../chat/types'
+import type { ChatCompletion, StreamChunk } from '../../wire/openai/types'
 import { connectionLost, protocolViolation } from '../errors'
-import { postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
+import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
-import { replaceValue } from '../../wire/json-text'
+import { upstreamBody } from '../../wire/openai/body'
 
 function isCompletion(value: unknown): value is ChatCompletion {
   return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices)
@@ -50,29 +50,26 @@ async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>,
 /** Any OpenAI-compatible API: OpenAI, Groq, Together, vLLM, Ollama, LM Studio... */
 function createOpenAIProvider(settings: UpstreamSettings, context: ProviderContext): Provider {
   const name = settings.name
-  const url = `${settings.baseUrl}/chat/completions`
+  const url = endpointUrl(settings.baseUrl!, 'chat/completions')
   const headers = upstreamHeaders(settings, context.env, (secret) => ({ authorization: `Bearer ${secret}` }))
 
   return {
     async complete(request, attempt, caller) {
       headers.requireSecret()
-      const model = caller?.outline.members?.get('model')
-      const json = caller && model ? replaceValue(caller.text, model, JSON.stringify(request.model)) : JSON.stringify(request)
+      const json = caller ? upstreamBody(caller.text, caller.outline, request.model, false) : JSON.stringify(request)
       const response = await postJson(name, url, headers.json, json, attempt)
       const { text, body } = await readJson(name, response, attempt.signal, context.bounds.maxBodyBytes)
       if (!isCompletion(body)) throw protocolViolation(name, 'the body is not a chat completion')
       return { completion: body, text }
     },
 
-    async stream(request, attempt) {
+    async stream(request, attempt, caller) {
       headers.requireSecret()
       // Always ask for the usage chunk: usage must be exact even when the caller did not ask for it.
-      const upstreamRequest: ChatRequest = {
-        ...request,
-        stream: true,
-        stream_options: { ...(request.stream_options ?? {}), include_usage: true },
-      }
-      const response = await postJson(name, url, headers.stream, JSON.stringify(upstreamRequest), attempt)
+      const json = caller
+        ? upstreamBody(caller.text, caller.outline, request.model, true)
+        : JSON.stringify({ ...request, stream: true, stream_options: { ...(request.stream_options ?? {}), include_usage: true } })
+      const response = await postJson(name, url, headers.stream, json, attempt)
       return openaiChunks(name, requireEventStream(name, response), attempt.signal, context.bounds.maxSseEventChars)
     },
   }

@@ -1,0 +1,439 @@
+/**
+ * OpenAI chat completions <-> Anthropic Messages, as pure functions: one module per wire format,
+ * every concept (content, tools, tool choice, reasoning, stop reasons, usage) translated in one
+ * place. The table these functions implement is in the README's compatibility section.
+ */
+import { invalidRequest, type Unsupported } from '../../errors'
+import type * as OpenAI from '../openai/types'
+import type * as Anthropic from './types'
+
+/** Anthropic requires max_tokens; OpenAI callers usually omit it. */
+export const DEFAULT_MAX_TOKENS = 4096
+
+/** The tool through which a JSON answer is asked for (`response_format`); never shown to the caller. */
+export const JSON_TOOL = 'chatgate_json_response'
+
+/** Thinking budgets for OpenAI's `reasoning_effort`; `none` and `minimal` mean no thinking. */
+export const THINKING_BUDGETS: ReadonlyMap<string, number> = new Map([
+  ['low', 1024],
+  ['medium', 4096],
+  ['high', 16384],
+  ['xhigh', 32768],
+  ['max', 32768],
+])
+
+/** OpenAI fields a Messages request has no room for and that change nothing the caller gets back: dropped. */
+const DROPPED_FIELDS = new Set([
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'store',
+  'metadata',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
+  'prediction',
+])
+
+/** OpenAI fields translated below. */
+const TRANSLATED_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'user',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'reasoning_effort',
+  'stream',
+  'stream_options',
+  'functions',
+  'function_call',
+])
+
+/** Fields that are fine at their neutral value and cannot be served otherwise. */
+const NEUTRAL = new Map<string, (value: unknown) => boolean>([
+  ['n', (v) => v === 1],
+  ['logprobs', (v) => v === false],
+  ['top_logprobs', (v) => v === 0],
+  ['modalities', (v) => Array.isArray(v) && v.every((m) => m === 'text')],
+])
+
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
+const DATA_URL = /^data:([^;,]+);base64,(.*)$/s
+const HTTP_URL = /^https?:\/\//i
+
+const cannot = (code: Unsupported['code'], param: string, message: string): Unsupported => ({ code, param, message })
+
+// ---------------------------------------------------------------- what Anthropic cannot serve
+
+function partProblem(part: OpenAI.ContentPart, param: string, role: OpenAI.Role): Unsupported | null {
+  switch (part.type) {
+    case 'text':
+      return null
+    case 'refusal':
+      return role === 'assistant' ? null : cannot('unsupported_content', param, `A refusal part belongs to an assistant message (${param})`)
+    case 'image_url': {
+      if (role !== 'user') break
+      const url = (part as OpenAI.ImageUrlPart).image_url.url
+      const data = DATA_URL.exec(url)
+      if (data ? IMAGE_TYPES.has(data[1]!.toLowerCase()) : HTTP_URL.test(url)) return null
+      return cannot('unsupported_content', `${param}.image_url.url`, 'Anthropic takes images as https URLs or base64 data URLs of JPEG, PNG, GIF or WebP')
+    }
+    case 'file': {
+      if (role !== 'user') break
+      const file = (part as OpenAI.FilePart).file
+      if (typeof file.file_data === 'string' && DATA_URL.exec(file.file_data)?.[1]?.toLowerCase() === 'application/pdf') return null
+      return cannot(
+        'unsupported_content',
+        `${param}.file`,
+        'Anthropic takes files as PDF data URLs in file_data (application/pdf); file ids and other types cannot be sent',
+      )
+    }
+    case 'input_audio':
+      return cannot('unsupported_content', param, 'Anthropic models take no audio input')
+  }
+  return cannot('unsupported_content', `${param}.type`, `A "${part.type}" part cannot be sent to Anthropic in a ${role} message`)
+}
+
+/**
+ * Why Anthropic cannot serve this request without changing what the caller gets back, or null when
+ * it can. The caller's alias then tries its next target; with none left, this becomes the 400.
+ */
+export function anthropicCannotServe(request: OpenAI.ChatRequest): Unsupported | null {
+  for (const [field, value] of Object.entries(request)) {
+    if (value === null || value === undefined || TRANSLATED_FIELDS.has(field) || DROPPED_FIELDS.has(field)) continue
+    if (NEUTRAL.get(field)?.(value)) continue
+    return cannot('unsupported_parameter', field, `Anthropic cannot serve "${field}" as sent`)
+  }
+  for (const [i, message] of request.messages.entries()) {
+    if (!Array.isArray(message.content)) continue
+    for (const [j, part] of message.content.entries()) {
+      const problem = partProblem(part, `messages.${i}.content.${j}`, message.role)
+      if (problem) return problem
+    }
+  }
+  for (const [i, tool] of (request.tools ?? []).entries()) {
+    if (tool.type !== 'function') return cannot('unsupported_parameter', `tools.${i}.type`, `Anthropic takes function tools only, not "${tool.type}"`)
+  }
+  const choice = request.tool_choice
+  if (typeof choice === 'object' && choice !== null && choice.type !== 'function') {
+    return cannot('unsupported_parameter', 'tool_choice', `Anthropic cannot take a tool_choice of type "${choice.type}"`)
+  }
+  const format = request.response_format
+  if (format && !['text', 'json_object', 'json_schema'].includes(format.type)) {
+    return cannot('unsupported_parameter', 'response_format.type', `Anthropic cannot take a response_format of type "${format.type}"`)
+  }
+  const effort = request.reasoning_effort
+  if (typeof effort === 'string' && !THINKING_BUDGETS.has(effort) && effort !== 'none' && effort !== 'minimal') {
+    return cannot('unsupported_parameter', 'reasoning_effort', `reasoning_effort "${effort}" has no Anthropic equivalent`)
+  }
+  return null
+}
+
+// ---------------------------------------------------------------- request: OpenAI -> Anthropic
+
+function imageBlock(url: string): Anthropic.ImageBlock {
+  const data = DATA_URL.exec(url)
+  return { type: 'image', source: data ? { type: 'base64', media_type: data[1]!.toLowerCase(), data: data[2]! } : { type: 'url', url } }
+}
+
+function documentBlock(file: OpenAI.FilePart['file']): Anthropic.DocumentBlock {
+  const block: Anthropic.DocumentBlock = {
+    type: 'document',
+    source: { type: 'base64', media_type: 'application/pdf', data: DATA_URL.exec(file.file_data!)![2]! },
+  }
+  if (file.filename) block.title = file.filename
+  return block
+}
+
+/** A part's block; a `cache_control` on the part (as Anthropic-aware OpenAI clients send it) is kept. */
+function partBlock(part: OpenAI.ContentPart): Anthropic.ContentBlock | null {
+  let block: Anthropic.TextBlock | Anthropic.ImageBlock | Anthropic.DocumentBlock
+  if (part.type === 'text') block = { type: 'text', text: (part as OpenAI.TextPart).text }
+  else if (part.type === 'refusal') block = { type: 'text', text: (part as OpenAI.RefusalPart).refusal }
+  else if (part.type === 'image_url') block = imageBlock((part as OpenAI.ImageUrlPart).image_url.url)
+  else if (part.type === 'file') block = documentBlock((part as OpenAI.FilePart).file)
+  else return null
+  const cache = (part as { cache_control?: unknown }).cache_control
+  if (typeof cache === 'object' && cache !== null) block.cache_control = cache as Anthropic.CacheControl
+  return block
+}
+
+/** Content (a string or parts) as blocks; a string stays one text block, each text part its own block. */
+function contentBlocks(content: OpenAI.ChatMessage['content']): Anthropic.ContentBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
+  if (!Array.isArray(content)) return []
+  const blocks: Anthropic.ContentBlock[] = []
+  for (const part of content) {
+    const block = partBlock(part)
+    if (block) blocks.push(block)
+  }
+  // Anthropic refuses empty text blocks.
+  return blocks.filter((block) => block.type !== 'text' || block.text !== '')
+}
+
+/** Tool-call arguments as the object Anthropic wants; "" is no arguments. Anything else that is not a JSON object is the caller's error. */
+function toolInput(args: string, param: string): Record<string, unknown> {
+  if (args.trim() === '') return {}
+  let input: unknown
+  try {
+    input = JSON.parse(args)
+  } catch {
+    throw invalidRequest(`Invalid request: ${param} is not valid JSON`, { param })
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalidRequest(`Invalid request: ${param} must be a JSON object`, { param })
+  return input as Record<string, unknown>
+}
+
+/** Anthropic tool-use ids are [A-Za-z0-9_-]; ids from other providers are mapped the same way on both sides of a turn. */
+const toolUseId = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, '_')
+
+function assistantBlocks(message: OpenAI.ChatMessage, i: number): Anthropic.ContentBlock[] {
+  const blocks: Anthropic.ContentBlock[] = []
+  // Signed thinking goes back first, unchanged: Anthropic checks it when tools were used.
+  for (const block of message.thinking_blocks ?? []) blocks.push(block.type === 'thinking' ? { ...block } : { type: 'redacted_thinking', data: block.data })
+  blocks.push(...contentBlocks(message.content))
+  for (const [j, call] of (message.tool_calls ?? []).entries()) {
+    blocks.push({
+      type: 'tool_use',
+      id: toolUseId(call.id),
+      name: call.function.name,
+      input: toolInput(call.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
+    })
+  }
+  if (message.function_call) {
+    blocks.push({
+      type: 'tool_use',
+      id: `fn_${i}`,
+      name: message.function_call.name,
+      input: toolInput(message.function_call.arguments, `messages.${i}.function_call.arguments`),
+    })
+  }
+  return blocks
+}
+
+function toolResult(message: OpenAI.ChatMessage, id: string): Anthropic.ToolResultBlock {
+  const content = message.content
+  const text = typeof content === 'string' ? content : contentBlocks(content).filter((b): b is Anthropic.TextBlock => b.type === 'text')
+  return { type: 'tool_result', tool_use_id: toolUseId(id), content: text }
+}
+
+/**
+ * OpenAI messages as Anthropic turns: system and developer messages become `system`; tool results
+ * become `tool_result` blocks in a user turn, and consecutive tool messages, with a user message
+ * right after them, share one user turn, tool results first; neighbours of the same role merge,
+ * since Anthropic wants user and assistant to alternate.
+ */
+function toTurns(messages: OpenAI.ChatMessage[]): { system: Anthropic.TextBlock[]; turns: Anthropic.Message[] } {
+  const system: Anthropic.TextBlock[] = []
+  const turns: { role: 'user' | 'assistant'; content: Anthropic.ContentBlock[] }[] = []
+  // Legacy function messages name no call id: each answers the latest function_call.
+  let lastFunctionCall = -1
+  const push = (role: 'user' | 'assistant', blocks: Anthropic.ContentBlock[]) => {
+    const previous = turns.at(-1)
+    if (previous?.role === role) previous.content.push(...blocks)
+    else turns.push({ role, content: blocks })
+  }
+  for (const [i, message] of messages.entries()) {
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(...(contentBlocks(message.content) as Anthropic.TextBlock[]))
+        break
+      case 'assistant':
+        if (message.function_call) lastFunctionCall = i
+        push('assistant', assistantBlocks(message, i))
+        break
+      case 'tool':
+        push('user', [toolResult(message, message.tool_call_id ?? '')])
+        break
+      case 'function':
+        push('user', [toolResult(message, `fn_${lastFunctionCall}`)])
+        break
+      default:
+        push('user', contentBlocks(message.content))
+    }
+  }
+  return { system, turns: turns.filter((turn) => turn.content.length > 0) }
+}
+
+function toTools(request: OpenAI.ChatRequest): Anthropic.Tool[] {
+  const tools: Anthropic.Tool[] = []
+  for (const tool of (request.tools ?? []) as OpenAI.FunctionTool[]) {
+    const { name, description, parameters } = tool.function
+    tools.push({ name, ...(description ? { description } : {}), input_schema: parameters ?? { type: 'object' } })
+  }
+  for (const fn of request.functions ?? []) {
+    tools.push({ name: fn.name, ...(fn.description ? { description: fn.description } : {}), input_schema: fn.parameters ?? { type: 'object' } })
+  }
+  return tools
+}
+
+function toToolChoice(request: OpenAI.ChatRequest): Anthropic.ToolChoice | undefined {
+  const choice = request.tool_choice ?? request.function_call
+  if (choice === 'none') return { type: 'none' }
+  let out: Exclude<Anthropic.ToolChoice, { type: 'none' }> | undefined
+  if (choice === 'auto') out = { type: 'auto' }
+  else if (choice === 'required') out = { type: 'any' }
+  else if (typeof choice === 'object' && choice !== null) {
+    const name = 'function' in choice ? (choice as { function: { name: string } }).function.name : (choice as { name: string }).name
+    out = { type: 'tool', name }
+  }
+  if (request.parallel_tool_calls === false) out = { ...(out ?? { type: 'auto' }), disable_parallel_tool_use: true }
+  return out
+}
+
+/** The JSON schema the JSON tool takes: Anthropic wants an object at the root, so anything else is wrapped in `value`. */
+function jsonToolSchema(format: OpenAI.ResponseFormat): { schema: Record<string, unknown>; wrapped: boolean } {
+  const schema = format.type === 'json_schema' ? (format.json_schema.schema ?? { type: 'object' }) : { type: 'object' }
+  if (schema.type === 'object') return { schema, wrapped: false }
+  return { schema: { type: 'object', properties: { value: schema }, required: ['value'] }, wrapped: true }
+}
+
+/** What the answer's translation needs to know about how the request was translated. */
+export interface RequestShape {
+  /** The answer is wanted as JSON text through JSON_TOOL; `wrapped` when its schema was wrapped in `value`. */
+  json: { wrapped: boolean } | null
+}
+
+/**
+ * An OpenAI chat request as a Messages request for `model`, with what the answer's translation must
+ * know. Assumes anthropicCannotServe found nothing; throws a 400 for history it cannot read (tool
+ * arguments that are not a JSON object).
+ */
+export function toMessagesRequest(request: OpenAI.ChatRequest, model: string): { body: Anthropic.MessagesRequest; shape: RequestShape } {
+  const { system, turns } = toTurns(request.messages)
+  const budget = typeof request.reasoning_effort === 'string' ? THINKING_BUDGETS.get(request.reasoning_effort) : undefined
+  const asked = request.max_completion_tokens ?? request.max_tokens ?? undefined
+  const body: Anthropic.MessagesRequest = {
+    model,
+    messages: turns,
+    // With thinking, max_tokens covers the thinking too: it must exceed the budget.
+    max_tokens: budget === undefined ? (asked ?? DEFAULT_MAX_TOKENS) : asked === undefined ? budget + DEFAULT_MAX_TOKENS : Math.max(asked, budget + 1024),
+  }
+  if (system.length > 0) body.system = system
+  if (budget !== undefined) {
+    body.thinking = { type: 'enabled', budget_tokens: budget }
+  } else {
+    // Thinking allows neither; without it Anthropic's temperature range is 0..1, OpenAI's 0..2.
+    if (typeof request.temperature === 'number') body.temperature = Math.min(request.temperature, 1)
+    if (typeof request.top_p === 'number') body.top_p = request.top_p
+  }
+  if (typeof request.stop === 'string') body.stop_sequences = [request.stop]
+  else if (Array.isArray(request.stop)) body.stop_sequences = request.stop
+  if (typeof request.user === 'string') body.metadata = { user_id: request.user }
+
+  const tools = toTools(request)
+  let toolChoice = tools.length > 0 ? toToolChoice(request) : undefined
+  let json: RequestShape['json'] = null
+  const format = request.response_format
+  if (format && format.type !== 'text') {
+    const { schema, wrapped } = jsonToolSchema(format)
+    json = { wrapped }
+    tools.push({ name: JSON_TOOL, description: 'Give your final answer by calling this tool, with the answer as its input.', input_schema: schema })
+    if (tools.length === 1 && budget === undefined) {
+      // Nothing else to call and no thinking (which forbids forcing a tool): force it.
+      toolChoice = { type: 'tool', name: JSON_TOOL }
+    } else {
+      toolChoice ??= { type: 'auto' }
+      if (toolChoice.type === 'none') toolChoice = { type: 'auto' }
+      body.system = [...system, { type: 'text', text: `When you give your final answer, give it by calling the ${JSON_TOOL} tool, never as text.` }]
+    }
+  }
+  if (tools.length > 0) body.tools = tools
+  if (toolChoice) body.tool_choice = toolChoice
+  if (request.stream === true) body.stream = true
+  return { body, shape: { json } }
+}
+
+// ---------------------------------------------------------------- answer: Anthropic -> OpenAI
+
+const FINISH_REASONS = new Map([
+  ['end_turn', 'stop'],
+  ['stop_sequence', 'stop'],
+  ['max_tokens', 'length'],
+  ['model_context_window_exceeded', 'length'],
+  ['tool_use', 'tool_calls'],
+  ['refusal', 'content_filter'],
+  ['pause_turn', 'stop'],
+])
+
+/** OpenAI's finish_reason for an Anthropic stop_reason; `tool_use` answered through the JSON tool alone is a plain stop. */
+export function finishReason(stopReason: string | null | undefined, calledCallerTools = true): string | null {
+  if (!stopReason) return null
+  if (stopReason === 'tool_use' && !calledCallerTools) return 'stop'
+  return FINISH_REASONS.get(stopReason) ?? 'stop'
+}
+
+/** Prompt tokens include cache writes and reads: all of them are input. Cache reads are also `cached_tokens`. */
+export function toUsage(usage: Partial<Anthropic.Usage>): OpenAI.Usage {
+  const cacheRead = usage.cache_read_input_tokens ?? 0
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0
+  const prompt = (usage.input_tokens ?? 0) + cacheWrite + cacheRead
+  const completion = usage.output_tokens ?? 0
+  const out: OpenAI.Usage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cacheRead },
+  }
+  if (cacheWrite > 0) out.cache_creation_input_tokens = cacheWrite
+  return out
+}
+
+const jsonAnswer = (input: Record<string, unknown>, shape: RequestShape) => JSON.stringify(shape.json?.wrapped ? input.value : input)
+
+/** An Anthropic message as an OpenAI chat.completion for the caller (`model` is the alias). */
+export function toChatCompletion(message: Anthropic.MessageResponse, shape: RequestShape, model: string, created: number): OpenAI.ChatCompletion {
+  let text = ''
+  let json: string | null = null
+  let reasoning = ''
+  const toolCalls: OpenAI.ToolCall[] = []
+  const thinking: OpenAI.ThinkingBlock[] = []
+  for (const block of message.content) {
+    if (block.type === 'text') text += block.text
+    else if (block.type === 'thinking') {
+      reasoning += block.thinking
+      thinking.push({ type: 'thinking', thinking: block.thinking, signature: block.signature })
+    } else if (block.type === 'redacted_thinking') thinking.push({ type: 'redacted_thinking', data: block.data })
+    else if (block.type === 'tool_use') {
+      if (shape.json && block.name === JSON_TOOL) json = jsonAnswer(block.input, shape)
+      else toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input) } })
+    }
+  }
+  const assistant: OpenAI.AssistantMessage = {
+    role: 'assistant',
+    // In JSON mode the answer is the tool's input; text around it would make it unparseable.
+    content: json ?? (text === '' && toolCalls.length > 0 ? null : text),
+    refusal: null,
+  }
+  if (toolCalls.length > 0) assistant.tool_calls = toolCalls
+  if (thinking.length > 0) {
+    assistant.reasoning_content = reasoning
+    assistant.thinking_blocks = thinking
+  }
+  return {
+    id: message.id,
+    object: 'chat.completion',
+    created,
+    model,
+    // A finished message always has a stop reason; should one be missing, the content says what it was.
+    choices: [
+      {
+        index: 0,
+        message: assistant,
+        logprobs: null,
+        finish_reason: finishReason(message.stop_reason ?? (toolCalls.length > 0 ? 'tool_use' : 'end_turn'), toolCalls.length > 0),
+      },
+    ],
+    usage: toUsage(message.usage ?? {}),
+  }
+}
