@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { ChunkRelay, completionJson } from '../src/chat/relay'
+import { ChunkRelay, completionJson } from '../src/wire/openai/relay'
 import type { ChatCompletion } from '../src/wire/openai/types'
 import { readSseBatches } from '../src/providers/sse'
 
@@ -86,6 +86,21 @@ describe('ChunkRelay', () => {
     expect(relay.wire([{ data }])).toBe(`data: ${data.replace('"model":"gpt-x","choices"', '"model":"a/b","choices"').replace(',"usage":null', '')}\n\n`)
     const asked = new ChunkRelay('a/b', true)
     expect(asked.wire([{ data }])).toBe(`data: ${data.replace('"model":"gpt-x","choices"', '"model":"a/b","choices"')}\n\n`)
+  })
+
+  test('after the first chunk: the fast path gives the same text as the exact one, whatever the spacing', () => {
+    const chunk = (content: string, usage: string) =>
+      `{"id":"c","object":"chat.completion.chunk","created":1,"model" : "gpt-x","choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":null}]${usage}}`
+    for (const usage of ['', ',"usage":null', ', "usage" : null']) {
+      const relay = new ChunkRelay('a/b', false)
+      const expected = (content: string) => `data: ${chunk(content, '').replace('"model" : "gpt-x"', '"model" : "a/b"')}\n\n`
+      expect(relay.wire([{ data: chunk('one', usage) }])).toBe(expected('one'))
+      expect(relay.wire([{ data: chunk('two', usage) }])).toBe(expected('two'))
+      const asked = new ChunkRelay('a/b', true)
+      expect(asked.wire([{ data: chunk('one', usage) }, { data: chunk('two', usage) }])).toBe(
+        `data: ${chunk('one', usage).replace('"gpt-x"', '"a/b"')}\n\ndata: ${chunk('two', usage).replace('"gpt-x"', '"a/b"')}\n\n`,
+      )
+    }
   })
 
   test('captures usage, and drops the usage chunk the caller did not ask for', () => {

@@ -1,9 +1,9 @@
 import { Elysia } from 'elysia'
 import { authenticate, extractApiKey } from '../auth/authenticate'
-import { setRateLimitHeaders } from '../chat/complete'
 import { unauthorized } from '../errors'
 import type { Gateway } from '../gateway'
 import { acceptBody } from './body'
+import { setRateLimitHeaders } from './headers'
 import { recordOf } from './request-record'
 
 /** OpenAPI security requirement for routes that take a caller key. */

@@ -1,3 +1,5 @@
+import type { LimitState } from '../limits/limiter'
+
 /** Response header names carrying the configurable brand (`x-svc-*` by default). */
 export interface HeaderNames {
   tier: string
@@ -35,4 +37,13 @@ export function takeHeaders(headers: Record<string, string | number>): Record<st
     delete headers[name]
   }
   return taken
+}
+
+/** The x-ratelimit-* headers for a key's allowance. */
+export function setRateLimitHeaders(headers: Record<string, string | number>, state: LimitState): void {
+  headers['x-ratelimit-limit'] = String(state.limit)
+  headers['x-ratelimit-remaining'] = String(state.remaining)
+  headers['x-ratelimit-reset'] = String(state.resetSeconds)
+  headers['x-ratelimit-limit-tokens'] = String(state.tokenLimit)
+  headers['x-ratelimit-remaining-tokens'] = String(state.tokensRemaining)
 }

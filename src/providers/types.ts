@@ -1,7 +1,9 @@
 import type { UpstreamSettings } from '../config/file'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../wire/openai/types'
 import type { Unsupported } from '../errors'
+import type { MessageResponse, StreamEvent } from '../wire/anthropic/types'
 import type { JsonOutline } from '../wire/json-text'
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai/embeddings'
 
 /** What a provider gets for one attempt. */
 export interface AttemptContext {
@@ -46,6 +48,12 @@ export interface Provider {
    * reports it.
    */
   stream(request: ChatRequest, attempt: AttemptContext, caller?: CallerJson): Promise<AsyncIterator<StreamChunk[]>>
+  /** Embeddings (OpenAI's API); absent for kinds that have none. */
+  embed?(request: EmbeddingsRequest, attempt: AttemptContext, caller?: CallerJson): Promise<Embedded>
+  /** Why this upstream cannot embed with `model` (a chat model), or null. */
+  cannotEmbed?(model: string): Unsupported | null
+  /** Anthropic's Messages API, relayed as sent (kind anthropic only). */
+  messages?: MessagesApi
 }
 
 /** What an upstream may make the gateway hold in memory, at most. */
@@ -61,6 +69,32 @@ export interface ProviderContext {
   /** The environment, for the secret named by `api_key_env`. */
   env: Readonly<Record<string, string | undefined>>
   bounds: UpstreamBounds
+}
+
+/** Embeddings as a provider received them; `text` is the upstream's JSON when `answer` is exactly its parse. */
+export interface Embedded {
+  answer: EmbeddingsResponse
+  text: string | null
+}
+
+/** Headers a caller of the Messages API sends that Anthropic upstreams get too. */
+export interface AnthropicHeaders {
+  version: string | null
+  beta: string | null
+}
+
+/** An Anthropic stream event: its `data:` text as the upstream wrote it, and its parse. */
+export interface AnthropicEvent {
+  data: string
+  event: StreamEvent
+}
+
+/** Anthropic's own Messages API, relayed as sent: bodies are the caller's text, model already replaced. */
+export interface MessagesApi {
+  complete(body: string, attempt: AttemptContext, headers: AnthropicHeaders): Promise<{ text: string; message: MessageResponse }>
+  /** Resolves once the upstream accepted the request; yields its events as they arrive, through message_stop. */
+  stream(body: string, attempt: AttemptContext, headers: AnthropicHeaders): Promise<AsyncIterator<AnthropicEvent[]>>
+  countTokens(body: string, attempt: AttemptContext, headers: AnthropicHeaders): Promise<{ input_tokens: number }>
 }
 
 /** An upstream kind: what `kind = "..."` in the config names. One folder per kind under providers/. */

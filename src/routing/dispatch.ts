@@ -71,13 +71,19 @@ export function backoffMs(retry: number, error: UpstreamError, random: () => num
   return ceiling / 2 + random() * (ceiling / 2)
 }
 
+/** How an answered attempt ended, once its response was relayed (or not). */
+export type AttemptOutcome = 'ok' | 'failed' | 'abandoned'
+
+/** The attempt that answered: its target, what it returned, and the one way to end it. */
 export interface Dispatched<T> {
   target: Target
   value: T
-  attempts: number
-  scope: AttemptScope
-  /** Tell the breaker how the attempt finally went, once its response has been fully relayed. */
-  settle(ok: boolean): void
+  /**
+   * Ends the attempt, once: stops its timers and tells the breaker how it went: `ok`; `failed`
+   * (the upstream broke after answering: the breaker counts it, and the upstream is hung up on);
+   * `abandoned` (the caller left: no verdict on the upstream, which is hung up on).
+   */
+  finish(outcome: AttemptOutcome, reason?: GatewayError): void
 }
 
 export interface DispatchOptions {
@@ -144,14 +150,17 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
       try {
         const value = await call(target, scope)
         options.onSuccess?.(target)
-        let settled = false
-        const settle = (ok: boolean) => {
-          if (settled) return
-          settled = true
-          if (ok) circuits.success(key)
-          else circuits.failure(key, settings, now())
+        let finished = false
+        const finish = (outcome: AttemptOutcome, reason?: GatewayError) => {
+          if (finished) return
+          finished = true
+          if (outcome !== 'ok') scope.abort(reason ?? clientClosed())
+          scope.end()
+          if (outcome === 'ok') circuits.success(key)
+          else if (outcome === 'failed') circuits.failure(key, settings, now())
+          else circuits.abandon(key)
         }
-        return { target, value, attempts, scope, settle }
+        return { target, value, finish }
       } catch (error) {
         // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
         scope.abort(error instanceof GatewayError ? error : clientClosed())

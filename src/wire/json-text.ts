@@ -116,6 +116,29 @@ export function outlineJson(text: string, maxDepth: number): JsonOutline {
   return { members, duplicate, tooDeep: false }
 }
 
+/**
+ * The member `"key": value` where `value` is the exact JSON text given, when the text holds exactly
+ * one such member at any depth; else null. Only a real key can match: inside a string every quote is
+ * escaped, so `"key"` followed by a colon never occurs there. A few indexOf calls, no allocation but
+ * the result: the fast path for text from a trusted writer, whose layout the caller then verifies
+ * no further (ambiguity falls back to outlineJson).
+ */
+export function uniqueMember(text: string, key: string, value: string): Member | null {
+  const quotedKey = `"${key}"`
+  let found: Member | null = null
+  for (let at = text.indexOf(quotedKey); at !== -1; at = text.indexOf(quotedKey, at + quotedKey.length)) {
+    let i = at + quotedKey.length
+    while (isSpace(text.charCodeAt(i))) i++
+    if (text.charCodeAt(i) !== COLON) continue
+    i++
+    while (isSpace(text.charCodeAt(i))) i++
+    if (!text.startsWith(value, i)) continue
+    if (found !== null) return null
+    found = { key, keyStart: at, valueStart: i, valueEnd: i + value.length }
+  }
+  return found
+}
+
 /** A change to JSON text: the characters from `start` to `end` become `text`. */
 export interface Edit {
   start: number

@@ -1,10 +1,11 @@
 import { Elysia } from 'elysia'
-import { completeChat } from '../../../src/chat/complete'
 import type { ChatRequest } from '../../../src/wire/openai/types'
 import { checkChatRequest } from '../../../src/wire/openai/validate'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
 import { recordOf } from '../../../src/http/request-record'
 import { defineRoute } from '../../../src/http/route'
+import { chatExchange } from '../../../src/serve/chat'
+import { serve } from '../../../src/serve/serve'
 import { ChatCompletionSchema, ChatRequestSchema, ErrorSchema } from '../../../src/http/schemas'
 
 export default defineRoute((gateway) =>
@@ -14,14 +15,10 @@ export default defineRoute((gateway) =>
       const chatRequest = body as ChatRequest
       checkChatRequest(chatRequest)
       gateway.holdConnection(request)
-      return completeChat({
-        gateway,
-        caller,
-        request: chatRequest,
-        clientSignal: request.signal,
-        headers: set.headers,
-        record: recordOf(request),
-      }) as Promise<Response>
+      const record = recordOf(request)
+      record.messages = chatRequest.messages
+      const call = { caller, clientSignal: request.signal, headers: set.headers, record }
+      return serve(gateway, call, chatExchange(chatRequest, record.body)) as Promise<Response>
     },
     {
       body: ChatRequestSchema,

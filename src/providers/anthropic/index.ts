@@ -5,8 +5,8 @@ import type { MessageResponse, StreamEvent } from '../../wire/anthropic/types'
 import type { StreamChunk } from '../../wire/openai/types'
 import { connectionLost, protocolViolation, UpstreamError } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
-import { readSseBatches } from '../sse'
-import type { Provider, ProviderContext, ProviderKind } from '../types'
+import { readSseBatches, type SseEvent } from '../sse'
+import type { AnthropicEvent, AnthropicHeaders, MessagesApi, Provider, ProviderContext, ProviderKind } from '../types'
 
 const ANTHROPIC_VERSION = '2023-06-01'
 
@@ -18,27 +18,32 @@ function isMessage(value: unknown): value is MessageResponse {
   )
 }
 
-/** Anthropic's SSE events -> batches of OpenAI chunks, through the pure translator; ends with a usage chunk. */
-async function* anthropicChunks(
+const parseEvent = (upstream: string, event: SseEvent): StreamEvent => {
+  try {
+    return JSON.parse(event.data) as StreamEvent
+  } catch {
+    throw protocolViolation(upstream, 'a stream event is not valid JSON')
+  }
+}
+
+/**
+ * An Anthropic event stream as batches of events, as they arrive, through message_stop (the body is
+ * then read to its end, so the connection goes back to the pool). An `error` event fails the attempt
+ * (overloaded: worth a retry); a stream that ends before message_stop was cut.
+ */
+async function* anthropicEvents(
   upstream: string,
-  translator: ChunksFromAnthropic,
   body: ReadableStream<Uint8Array>,
   signal: AbortSignal,
   maxEventChars: number,
-): AsyncGenerator<StreamChunk[]> {
+): AsyncGenerator<AnthropicEvent[]> {
+  let stopped = false
   try {
     for await (const events of readSseBatches(body, maxEventChars)) {
-      // After message_stop, read on to the end of the body so the connection returns to the pool.
-      if (translator.stopped) continue
-      const batch: StreamChunk[] = []
+      if (stopped) continue
+      const batch: AnthropicEvent[] = []
       for (const sse of events) {
-        if (translator.stopped) break
-        let event: StreamEvent
-        try {
-          event = JSON.parse(sse.data) as StreamEvent
-        } catch {
-          throw protocolViolation(upstream, 'a stream event is not valid JSON')
-        }
+        const event = parseEvent(upstream, sse)
         if (event.type === 'error') {
           if (batch.length > 0) yield batch
           const overloaded = event.error?.type === 'overloaded_error'
@@ -50,30 +55,79 @@ async function* anthropicChunks(
             'upstream_stream_error',
           )
         }
-        batch.push(...translator.push(event))
+        batch.push({ data: sse.data, event })
+        if (event.type === 'message_stop') {
+          stopped = true
+          break
+        }
       }
       if (batch.length > 0) yield batch
     }
   } catch (error) {
     throw transportError(upstream, signal, error)
   }
-  if (!translator.stopped) throw connectionLost(upstream, 'the stream ended before message_stop')
+  if (!stopped) throw connectionLost(upstream, 'the stream ended before message_stop')
 }
 
-/** Anthropic's Messages API, translated to and from OpenAI's chat completion shapes (src/wire/anthropic). */
+/** Anthropic's events translated, batch by batch, into OpenAI chunks (src/wire/anthropic/stream.ts). */
+async function* anthropicChunks(events: AsyncGenerator<AnthropicEvent[]>, translator: ChunksFromAnthropic): AsyncGenerator<StreamChunk[]> {
+  for await (const batch of events) {
+    const chunks: StreamChunk[] = batch.flatMap(({ event }) => translator.push(event))
+    if (chunks.length > 0) yield chunks
+  }
+}
+
+/**
+ * Anthropic's Messages API: translated to and from OpenAI's chat completion shapes for chat callers
+ * (src/wire/anthropic), and relayed as sent for Messages callers.
+ */
 function createAnthropicProvider(settings: UpstreamSettings, context: ProviderContext): Provider {
   const name = settings.name
   const url = endpointUrl(settings.baseUrl!, 'messages')
+  const countUrl = endpointUrl(settings.baseUrl!, 'messages/count_tokens')
   const headers = upstreamHeaders(settings, context.env, (secret) => ({ 'x-api-key': secret }), { 'anthropic-version': ANTHROPIC_VERSION })
+  const { maxBodyBytes, maxSseEventChars } = context.bounds
+
+  /** The caller's anthropic-version and anthropic-beta go upstream with the gateway's credentials. */
+  const withCaller = (base: Record<string, string>, caller: AnthropicHeaders) => {
+    const out = { ...base }
+    if (caller.version) out['anthropic-version'] = caller.version
+    if (caller.beta) out['anthropic-beta'] = caller.beta
+    return out
+  }
+
+  const messages: MessagesApi = {
+    async complete(body, attempt, caller) {
+      headers.requireSecret()
+      const response = await postJson(name, url, withCaller(headers.json, caller), body, attempt)
+      const { text, body: answer } = await readJson(name, response, attempt.signal, maxBodyBytes)
+      if (!isMessage(answer)) throw protocolViolation(name, 'the body is not an Anthropic message')
+      return { text, message: answer }
+    },
+    async stream(body, attempt, caller) {
+      headers.requireSecret()
+      const response = await postJson(name, url, withCaller(headers.stream, caller), body, attempt)
+      return anthropicEvents(name, requireEventStream(name, response), attempt.signal, maxSseEventChars)
+    },
+    async countTokens(body, attempt, caller) {
+      headers.requireSecret()
+      const response = await postJson(name, countUrl, withCaller(headers.json, caller), body, attempt)
+      const { body: answer } = await readJson(name, response, attempt.signal, maxBodyBytes)
+      const count = (answer as { input_tokens?: unknown }).input_tokens
+      if (typeof count !== 'number') throw protocolViolation(name, 'the token count has no input_tokens')
+      return { input_tokens: count }
+    },
+  }
 
   return {
     cannotServe: anthropicCannotServe,
+    messages,
 
     async complete(request, attempt) {
       headers.requireSecret()
       const { body, shape } = toMessagesRequest({ ...request, stream: false }, request.model)
       const response = await postJson(name, url, headers.json, JSON.stringify(body), attempt)
-      const { body: answer } = await readJson(name, response, attempt.signal, context.bounds.maxBodyBytes)
+      const { body: answer } = await readJson(name, response, attempt.signal, maxBodyBytes)
       if (!isMessage(answer)) throw protocolViolation(name, 'the body is not an Anthropic message')
       return { completion: toChatCompletion(answer, shape, request.model, nowSeconds()), text: null }
     },
@@ -82,8 +136,8 @@ function createAnthropicProvider(settings: UpstreamSettings, context: ProviderCo
       headers.requireSecret()
       const { body, shape } = toMessagesRequest({ ...request, stream: true }, request.model)
       const response = await postJson(name, url, headers.stream, JSON.stringify(body), attempt)
-      const translator = new ChunksFromAnthropic(shape, request.model, nowSeconds())
-      return anthropicChunks(name, translator, requireEventStream(name, response), attempt.signal, context.bounds.maxSseEventChars)
+      const events = anthropicEvents(name, requireEventStream(name, response), attempt.signal, maxSseEventChars)
+      return anthropicChunks(events, new ChunksFromAnthropic(shape, request.model, nowSeconds()))
     },
   }
 }

@@ -1,5 +1,7 @@
 import type { AssistantMessage, ChatCompletion, ChatCompletionChunk, ChatRequest, ChunkDelta, FunctionTool, StreamChunk, Usage } from '../../wire/openai/types'
 import { messageText } from '../../wire/openai/types'
+import type { Unsupported } from '../../errors'
+import { base64Floats, type Embedding, inputsOf } from '../../wire/openai/embeddings'
 import type { Provider, ProviderKind } from '../types'
 
 /** Whitespace-separated words: the mock's stand-in for tokens. */
@@ -45,9 +47,51 @@ function answerOf(request: ChatRequest): MockAnswer {
 
 const completionId = () => `chatcmpl-mock-${crypto.randomUUID()}`
 
-/** In-process, deterministic, offline: model `echo` answers with the last user message, or calls the tool it is made to. */
+/** The mock's embeddings are this long unless `dimensions` says otherwise. */
+export const MOCK_EMBEDDING_DIMENSIONS = 8
+
+/**
+ * A deterministic unit vector for an input: SHA-256 of the input (and a counter, for more than 32
+ * bytes) read as numbers in [-1, 1], then normalized. Same input, same vector; different inputs,
+ * different vectors.
+ */
+function mockVector(input: string | number[], dimensions: number): number[] {
+  const text = typeof input === 'string' ? input : input.join(',')
+  const values: number[] = []
+  for (let block = 0; values.length < dimensions; block++) {
+    const bytes = new Bun.CryptoHasher('sha256').update(`${block}:${text}`).digest()
+    for (const byte of bytes) if (values.length < dimensions) values.push(byte / 127.5 - 1)
+  }
+  const norm = Math.hypot(...values) || 1
+  return values.map((v) => v / norm)
+}
+
+const wrongModel = (model: string, serves: string): Unsupported => ({
+  code: 'unsupported_parameter',
+  param: 'model',
+  message: `The mock's model "${model}" serves ${serves}`,
+})
+
+/**
+ * In-process, deterministic, offline. Model `echo` answers with the last user message, or calls the
+ * tool it is made to; model `embed` returns deterministic embeddings.
+ */
 function createMockProvider(): Provider {
   return {
+    cannotServe: (request) => (request.model === 'embed' ? wrongModel('embed', 'embeddings, not chat') : null),
+    cannotEmbed: (model) => (model === 'embed' ? null : wrongModel(model, 'chat, not embeddings')),
+
+    async embed(request) {
+      const dimensions = request.dimensions ?? MOCK_EMBEDDING_DIMENSIONS
+      const inputs = inputsOf(request.input)
+      const data = inputs.map((input, index): Embedding => {
+        const vector = mockVector(input, dimensions)
+        return { object: 'embedding', index, embedding: request.encoding_format === 'base64' ? base64Floats(vector) : vector }
+      })
+      const tokens = inputs.reduce((sum, input) => sum + (typeof input === 'string' ? countWords(input) : input.length), 0)
+      return { answer: { object: 'list', data, model: request.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }, text: null }
+    },
+
     async complete(request) {
       const answer = answerOf(request)
       const message: AssistantMessage = { role: 'assistant', content: answer.content, refusal: null }
@@ -98,6 +142,6 @@ export const mockKind: ProviderKind = {
   kind: 'mock',
   needsBaseUrl: false,
   defaultBaseUrl: null,
-  models: ['echo'],
+  models: ['echo', 'embed'],
   create: createMockProvider,
 }

@@ -5,6 +5,11 @@ import { endpointUrl, postJson, readJson, requireEventStream, transportError, up
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
 import { upstreamBody } from '../../wire/openai/body'
+import type { EmbeddingsResponse } from '../../wire/openai/embeddings'
+
+function isEmbeddings(value: unknown): value is EmbeddingsResponse {
+  return typeof value === 'object' && value !== null && Array.isArray((value as EmbeddingsResponse).data)
+}
 
 function isCompletion(value: unknown): value is ChatCompletion {
   return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices)
@@ -51,6 +56,7 @@ async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>,
 function createOpenAIProvider(settings: UpstreamSettings, context: ProviderContext): Provider {
   const name = settings.name
   const url = endpointUrl(settings.baseUrl!, 'chat/completions')
+  const embeddingsUrl = endpointUrl(settings.baseUrl!, 'embeddings')
   const headers = upstreamHeaders(settings, context.env, (secret) => ({ authorization: `Bearer ${secret}` }))
 
   return {
@@ -71,6 +77,15 @@ function createOpenAIProvider(settings: UpstreamSettings, context: ProviderConte
         : JSON.stringify({ ...request, stream: true, stream_options: { ...(request.stream_options ?? {}), include_usage: true } })
       const response = await postJson(name, url, headers.stream, json, attempt)
       return openaiChunks(name, requireEventStream(name, response), attempt.signal, context.bounds.maxSseEventChars)
+    },
+
+    async embed(request, attempt, caller) {
+      headers.requireSecret()
+      const json = caller ? upstreamBody(caller.text, caller.outline, request.model, false) : JSON.stringify(request)
+      const response = await postJson(name, embeddingsUrl, headers.json, json, attempt)
+      const { text, body } = await readJson(name, response, attempt.signal, context.bounds.maxBodyBytes)
+      if (!isEmbeddings(body)) throw protocolViolation(name, 'the body is not an embeddings list')
+      return { answer: body, text }
     },
   }
 }

@@ -437,3 +437,245 @@ export function toChatCompletion(message: Anthropic.MessageResponse, shape: Requ
     usage: toUsage(message.usage ?? {}),
   }
 }
+
+// ---------------------------------------------------------------- the other way: Anthropic callers, OpenAI-shaped targets
+
+/** Anthropic fields an OpenAI request has no room for and that change nothing the caller gets back: dropped. */
+const DROPPED_MESSAGES_FIELDS = new Set(['top_k', 'context_management', 'service_tier'])
+
+/** Anthropic fields translated below. */
+const TRANSLATED_MESSAGES_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'tools',
+  'tool_choice',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'metadata',
+  'thinking',
+  'stream',
+  'output_config',
+])
+
+const BLOCK_TYPES_BY_ROLE: Readonly<Record<'user' | 'assistant', ReadonlySet<string>>> = {
+  user: new Set(['text', 'image', 'document', 'tool_result']),
+  assistant: new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']),
+}
+
+function blockProblem(
+  block: { type?: unknown; source?: { type?: unknown; media_type?: unknown } },
+  param: string,
+  role: 'user' | 'assistant',
+): Unsupported | null {
+  const type = typeof block.type === 'string' ? block.type : ''
+  if (!BLOCK_TYPES_BY_ROLE[role].has(type))
+    return cannot('unsupported_content', `${param}.type`, `A "${type}" block cannot be sent to an OpenAI-compatible upstream`)
+  if (type === 'image' && block.source?.type !== 'base64' && block.source?.type !== 'url') {
+    return cannot('unsupported_content', `${param}.source`, 'OpenAI-compatible upstreams take images as base64 data or URLs')
+  }
+  if (type === 'document' && !(block.source?.type === 'base64' && block.source.media_type === 'application/pdf') && block.source?.type !== 'text') {
+    return cannot('unsupported_content', `${param}.source`, 'OpenAI-compatible upstreams take documents as base64 PDFs or plain text')
+  }
+  return null
+}
+
+/**
+ * Why an OpenAI-compatible target cannot serve this Messages request without changing what the
+ * caller gets back, or null when it can: server tools, MCP servers, document URLs and the like.
+ */
+export function openaiCannotServe(request: Anthropic.MessagesRequest): Unsupported | null {
+  for (const [field, value] of Object.entries(request)) {
+    if (value === null || value === undefined || TRANSLATED_MESSAGES_FIELDS.has(field) || DROPPED_MESSAGES_FIELDS.has(field)) continue
+    return cannot('unsupported_parameter', field, `An OpenAI-compatible upstream cannot serve "${field}" as sent`)
+  }
+  const format = (request.output_config as { format?: unknown } | undefined)?.format
+  if (format !== undefined)
+    return cannot('unsupported_parameter', 'output_config.format', 'Structured output is not translated for OpenAI-compatible upstreams')
+  for (const [i, message] of request.messages.entries()) {
+    if (!Array.isArray(message.content)) continue
+    for (const [j, block] of message.content.entries()) {
+      const problem = blockProblem(block as never, `messages.${i}.content.${j}`, message.role)
+      if (problem) return problem
+      if (block.type === 'tool_result' && Array.isArray(block.content)) {
+        for (const [k, inner] of block.content.entries()) {
+          if (inner.type !== 'text') return cannot('unsupported_content', `messages.${i}.content.${j}.content.${k}`, 'OpenAI tool results carry text only')
+        }
+      }
+    }
+  }
+  for (const [i, tool] of (request.tools ?? []).entries()) {
+    const type = (tool as { type?: unknown }).type
+    if (type !== undefined && type !== 'custom')
+      return cannot('unsupported_parameter', `tools.${i}.type`, `Anthropic's server tool "${String(type)}" has no OpenAI equivalent`)
+  }
+  return null
+}
+
+/** An Anthropic image block as OpenAI's image_url (a data URL for base64 data). */
+const imageUrlOf = (source: Anthropic.ImageSource): string => (source.type === 'base64' ? `data:${source.media_type};base64,${source.data}` : source.url)
+
+/** An Anthropic content block as an OpenAI part; cache_control is a caching hint OpenAI has no field for: not sent. */
+function blockPart(block: Anthropic.ContentBlock): OpenAI.ContentPart | null {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text }
+    case 'image':
+      return { type: 'image_url', image_url: { url: imageUrlOf(block.source) } }
+    case 'document':
+      if (block.source.type === 'text') return { type: 'text', text: block.source.data }
+      if (block.source.type === 'base64')
+        return { type: 'file', file: { file_data: `data:application/pdf;base64,${block.source.data}`, filename: block.title ?? 'document.pdf' } }
+      return null
+    default:
+      return null
+  }
+}
+
+/** Parts, or a plain string when they are a single text (what the simplest OpenAI-compatible servers take). */
+function partsOrString(parts: OpenAI.ContentPart[]): string | OpenAI.ContentPart[] {
+  return parts.length === 1 && parts[0]!.type === 'text' ? (parts[0] as OpenAI.TextPart).text : parts
+}
+
+function toolResultMessage(block: Anthropic.ToolResultBlock): OpenAI.ChatMessage {
+  const text = typeof block.content === 'string' ? block.content : (block.content ?? []).map((b) => (b.type === 'text' ? b.text : '')).join('\n')
+  // OpenAI tool messages have no error flag: the content says so instead.
+  return { role: 'tool', tool_call_id: block.tool_use_id, content: block.is_error ? `Error: ${text}` : text }
+}
+
+/**
+ * Anthropic turns as OpenAI messages: `system` first; a user turn's tool results become `tool`
+ * messages (in order, before the rest of that turn); an assistant turn's tool_use blocks become
+ * `tool_calls`. Thinking blocks from earlier turns are not sent: OpenAI-compatible models cannot
+ * read another model's signed reasoning.
+ */
+function toMessages(request: Anthropic.MessagesRequest): OpenAI.ChatMessage[] {
+  const out: OpenAI.ChatMessage[] = []
+  if (typeof request.system === 'string') {
+    if (request.system !== '') out.push({ role: 'system', content: request.system })
+  } else if (Array.isArray(request.system) && request.system.length > 0) {
+    out.push({ role: 'system', content: partsOrString(request.system.map((b) => ({ type: 'text', text: b.text }))) })
+  }
+  for (const message of request.messages) {
+    const blocks: Anthropic.ContentBlock[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content
+    if (message.role === 'user') {
+      for (const block of blocks) if (block.type === 'tool_result') out.push(toolResultMessage(block))
+      const parts = blocks.map(blockPart).filter((p): p is OpenAI.ContentPart => p !== null)
+      if (parts.length > 0) out.push({ role: 'user', content: partsOrString(parts) })
+      continue
+    }
+    const text = blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+    const calls: OpenAI.ToolCall[] = blocks.flatMap((b) =>
+      b.type === 'tool_use' ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }] : [],
+    )
+    const assistant: OpenAI.ChatMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text }
+    if (calls.length > 0) assistant.tool_calls = calls
+    out.push(assistant)
+  }
+  return out
+}
+
+const fromToolChoice = (choice: Anthropic.ToolChoice): OpenAI.ToolChoice =>
+  choice.type === 'auto' ? 'auto' : choice.type === 'any' ? 'required' : choice.type === 'none' ? 'none' : { type: 'function', function: { name: choice.name } }
+
+/** Anthropic's thinking budget (or output effort) as OpenAI's reasoning_effort: the nearest budget at or above it. */
+function effortOf(request: Anthropic.MessagesRequest): string | undefined {
+  const effort = (request.output_config as { effort?: unknown } | undefined)?.effort
+  if (typeof effort === 'string') return effort
+  const thinking = request.thinking as { type?: string; budget_tokens?: number } | undefined
+  if (thinking?.type !== 'enabled' || typeof thinking.budget_tokens !== 'number') return undefined
+  for (const [name, budget] of THINKING_BUDGETS) if (thinking.budget_tokens <= budget) return name
+  return 'high'
+}
+
+/**
+ * A Messages request as an OpenAI chat request for `model`: the inverse of toMessagesRequest.
+ * Assumes openaiCannotServe found nothing.
+ */
+export function fromMessagesRequest(request: Anthropic.MessagesRequest, model: string): OpenAI.ChatRequest {
+  const out: OpenAI.ChatRequest = { model, messages: toMessages(request), max_completion_tokens: request.max_tokens }
+  if (typeof request.temperature === 'number') out.temperature = request.temperature
+  if (typeof request.top_p === 'number') out.top_p = request.top_p
+  if (request.stop_sequences && request.stop_sequences.length > 0) out.stop = request.stop_sequences
+  if (typeof request.metadata?.user_id === 'string') out.user = request.metadata.user_id
+  if (request.tools && request.tools.length > 0) {
+    out.tools = request.tools.map((tool) => ({
+      type: 'function' as const,
+      function: { name: tool.name, ...(tool.description ? { description: tool.description } : {}), parameters: tool.input_schema },
+    }))
+    if (request.tool_choice) {
+      out.tool_choice = fromToolChoice(request.tool_choice)
+      if ('disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use) out.parallel_tool_calls = false
+    }
+  }
+  const effort = effortOf(request)
+  if (effort !== undefined) out.reasoning_effort = effort
+  if (request.stream === true) out.stream = true
+  return out
+}
+
+/** Anthropic's stop_reason for an OpenAI finish_reason (the inverse of FINISH_REASONS). */
+export function stopReason(finish: string | null | undefined): string {
+  switch (finish) {
+    case 'length':
+      return 'max_tokens'
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use'
+    case 'content_filter':
+      return 'refusal'
+    default:
+      return 'end_turn'
+  }
+}
+
+/** OpenAI usage as Anthropic's: input excludes what was read from or written to the cache. */
+export function fromUsage(usage: OpenAI.Usage | null | undefined): Anthropic.Usage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens ?? 0
+  const written = typeof usage?.cache_creation_input_tokens === 'number' ? usage.cache_creation_input_tokens : 0
+  return {
+    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cached - written),
+    output_tokens: usage?.completion_tokens ?? 0,
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: cached,
+  }
+}
+
+/** Tool arguments as Anthropic's `input`; text that is not a JSON object is kept, not dropped, under `_raw_arguments`. */
+export function toolInputOf(args: string): Record<string, unknown> {
+  if (args.trim() === '') return {}
+  try {
+    const input = JSON.parse(args) as unknown
+    if (typeof input === 'object' && input !== null && !Array.isArray(input)) return input as Record<string, unknown>
+  } catch {}
+  return { _raw_arguments: args }
+}
+
+/** An OpenAI chat.completion as an Anthropic message for the caller (`model` is the alias): the inverse of toChatCompletion. */
+export function toMessageResponse(completion: OpenAI.ChatCompletion, model: string): Anthropic.MessageResponse {
+  const choice = completion.choices[0]
+  const answer = choice?.message
+  const content: Anthropic.ContentBlock[] = []
+  if (answer?.thinking_blocks && answer.thinking_blocks.length > 0) {
+    for (const block of answer.thinking_blocks) content.push(block.type === 'thinking' ? { ...block } : { type: 'redacted_thinking', data: block.data })
+  } else if (typeof answer?.reasoning_content === 'string' && answer.reasoning_content !== '') {
+    content.push({ type: 'thinking', thinking: answer.reasoning_content, signature: '' })
+  }
+  const text = typeof answer?.content === 'string' ? answer.content : ''
+  if (text !== '') content.push({ type: 'text', text })
+  if (typeof answer?.refusal === 'string' && answer.refusal !== '') content.push({ type: 'text', text: answer.refusal })
+  for (const call of answer?.tool_calls ?? [])
+    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInputOf(call.function.arguments) })
+  return {
+    id: completion.id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: stopReason(choice?.finish_reason),
+    stop_sequence: null,
+    usage: fromUsage(completion.usage),
+  }
+}

@@ -1,15 +1,16 @@
-import { applyEdits, outlineJson, removal, replacement } from '../wire/json-text'
-import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from '../wire/openai/types'
+import { applyEdits, type Member, outlineJson, removal, replacement, uniqueMember } from '../json-text'
+import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from './types'
 
 /**
- * JSON text with its top-level `model` member set to `quoted`, or null when it has none or has it
- * twice (then the caller serializes the parsed object). Only the top-level member changes: a
- * "model" key nested anywhere else, or inside a string, is content.
+ * Where the upstream's top-level `model` sits in its JSON text, holding `quoted` (its JSON-quoted
+ * value, known from the parse): the one `"model": <that value>` in the text when there is exactly
+ * one, else what a full outline says (a "model" key nested elsewhere, or written twice, is not it).
  */
-function withTopLevelModel(json: string, quoted: string): string | null {
+function modelMember(json: string, quoted: string): Member | null {
+  const unique = uniqueMember(json, 'model', quoted)
+  if (unique !== null) return unique
   const { members, duplicate } = outlineJson(json, Number.POSITIVE_INFINITY)
-  const model = members?.get('model')
-  return model === undefined || duplicate !== null ? null : applyEdits(json, [replacement(model, quoted)])
+  return duplicate === null ? (members?.get('model') ?? null) : null
 }
 
 /**
@@ -17,9 +18,9 @@ function withTopLevelModel(json: string, quoted: string): string | null {
  * text is relayed when possible (only the model swapped); otherwise the object is serialized.
  */
 export function completionJson(completion: ChatCompletion, upstreamText: string | null, alias: string): string {
-  if (upstreamText !== null && completion.usage) {
-    const swapped = withTopLevelModel(upstreamText, JSON.stringify(alias))
-    if (swapped !== null) return swapped
+  if (upstreamText !== null && completion.usage && typeof completion.model === 'string') {
+    const model = modelMember(upstreamText, JSON.stringify(completion.model))
+    if (model !== null) return applyEdits(upstreamText, [replacement(model, JSON.stringify(alias))])
   }
   completion.model = alias
   completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
@@ -34,6 +35,8 @@ export function completionJson(completion: ChatCompletion, upstreamText: string 
  */
 export class ChunkRelay {
   usage: Usage | null = null
+  /** The upstream's model as it writes it (JSON-quoted), learnt from its first chunk. */
+  private upstreamModel: string | null = null
   private readonly quotedAlias: string
 
   constructor(
@@ -65,9 +68,30 @@ export class ChunkRelay {
   }
 
   private rawJson(data: string): string | null {
+    // The fast path, for all but the first and last chunks of a stream: the upstream's model as it
+    // writes it, and no usage or the `"usage":null` an upstream asked for usage writes in each chunk.
+    if (this.upstreamModel !== null) {
+      const model = uniqueMember(data, 'model', this.upstreamModel)
+      const usageAt = data.indexOf('"usage"')
+      if (model !== null && usageAt === -1) return applyEdits(data, [replacement(model, this.quotedAlias)])
+      const nullUsage = model !== null && usageAt !== -1 ? uniqueMember(data, 'usage', 'null') : null
+      if (nullUsage !== null && data.indexOf('"usage"', usageAt + 7) === -1) {
+        const edits = [replacement(model!, this.quotedAlias)]
+        if (!this.includeUsage) edits.push(removal(data, nullUsage))
+        return applyEdits(data, edits)
+      }
+    }
+    return this.outlinedJson(data)
+  }
+
+  /** Any chunk, exactly: its top-level members found by a full outline. */
+  private outlinedJson(data: string): string | null {
     const { members, duplicate } = outlineJson(data, Number.POSITIVE_INFINITY)
     const model = members?.get('model')
     if (!members || model === undefined || duplicate !== null) return this.objectJson(JSON.parse(data) as ChatCompletionChunk)
+    // The upstream may answer with a more specific model than requested: learn its exact spelling.
+    const spelled = data.slice(model.valueStart, model.valueEnd)
+    if (spelled.startsWith('"')) this.upstreamModel = spelled
     const edits = [replacement(model, this.quotedAlias)]
     const usage = members.get('usage')
     if (usage !== undefined) {

@@ -1,19 +1,17 @@
 import type { Caller } from '../auth/authenticate'
-import { GatewayError, type Unsupported, unsupported } from '../errors'
+import { GatewayError, unsupported } from '../errors'
 import type { Gateway } from '../gateway'
-import { takeHeaders } from '../http/headers'
+import { setRateLimitHeaders, takeHeaders } from '../http/headers'
 import { elapsedMs, type RequestRecord } from '../http/request-record'
-import type { LimitState } from '../limits/limiter'
 import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
-import { ChunkRelay, completionJson } from './relay'
-import type { ChatRequest, StreamChunk, Usage } from '../wire/openai/types'
+import type { Usage } from '../wire/openai/types'
+import type { EventStream, Exchange } from './exchange'
 
-export interface ChatCall {
-  gateway: Gateway
+/** One request to serve: who asked, and where its answer goes. */
+export interface ServeCall {
   caller: Caller
-  request: ChatRequest
   /** Fires when the caller disconnects. */
   clientSignal: AbortSignal
   /** Response headers under construction (Elysia's `set.headers`); errors carry them too. */
@@ -22,34 +20,43 @@ export interface ChatCall {
   record: RequestRecord
 }
 
-export function setRateLimitHeaders(headers: ChatCall['headers'], state: LimitState): void {
-  headers['x-ratelimit-limit'] = String(state.limit)
-  headers['x-ratelimit-remaining'] = String(state.remaining)
-  headers['x-ratelimit-reset'] = String(state.resetSeconds)
-  headers['x-ratelimit-limit-tokens'] = String(state.tokenLimit)
-  headers['x-ratelimit-remaining-tokens'] = String(state.tokensRemaining)
-}
-
 /** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */
 export const NO_UPSTREAM = '-'
 
-const DONE = 'data: [DONE]\n\n'
-
-/** An upstream stream whose first chunks have arrived: until then, failover was still possible. */
-interface OpenedStream {
-  iterator: AsyncIterator<StreamChunk[]>
-  first: IteratorResult<StreamChunk[]>
+/**
+ * The alias with only the targets that can serve this request as asked (a target that cannot is
+ * skipped like an unconfigured one). With none left, the first target's reason is the 400.
+ * Exchanges whose targets serve anything cost nothing here.
+ */
+function servableTargets(alias: Alias, exchange: Exchange): Alias {
+  let servable: Target[] | null = null
+  let first = null
+  for (const [i, target] of alias.targets.entries()) {
+    const problem = exchange.cannotServe(target)
+    if (problem === null) {
+      servable?.push(target)
+      continue
+    }
+    first ??= problem
+    servable ??= alias.targets.slice(0, i)
+  }
+  if (servable === null) return alias
+  if (servable.length === 0) throw unsupported(first!)
+  return { ...alias, targets: servable }
 }
 
-/** Resolves the alias, applies the caller's tier and limits, and serves the completion from an upstream. */
-export async function completeChat(call: ChatCall): Promise<Response | string> {
-  const { gateway, caller, request, record } = call
+/**
+ * Serves one request, for any inbound API: resolve the alias, check the tier may use it, admit it
+ * through the limiter, dispatch it to a target (retries, failover, circuits), count it, respond.
+ * Every admitted request is counted exactly once, before its response ends.
+ */
+export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchange): Promise<Response | string> {
+  const { caller, record } = call
   const { metrics } = gateway
   // One routing table for the whole request, even if a reload swaps it meanwhile.
   const routing = gateway.routing
-  const alias = servableTargets(resolveAlias(routing, request.model), request)
+  const alias = servableTargets(resolveAlias(routing, exchange.model), exchange)
   record.alias = alias.name
-  record.messages = request.messages
   if (!caller.tier.allows(alias.name)) {
     throw new GatewayError(403, 'permission_error', `Tier "${caller.tier.name}" may not use the model "${alias.name}"`, 'model_not_allowed', 'model')
   }
@@ -64,7 +71,7 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
   let lastTarget: Target | undefined
   let upstreamStart: number | undefined
   // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens
-  // charged. The promise resolves once the usage is committed: await it before the response ends.
+  // charged. The promise resolves once the usage is durable: await it before the response ends.
   const settle = (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
     metrics.inFlight.value--
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
@@ -106,57 +113,29 @@ export async function completeChat(call: ChatCall): Promise<Response | string> {
     },
     onSuccess: (target) => metrics.attempts.inc(target.upstream.name, 'success'),
   }
-  const upstreamRequest = (target: Target): ChatRequest => ({ ...request, model: target.model })
 
   try {
-    if (request.stream === true) {
-      const opened = await dispatch(alias, options, async (target, attempt): Promise<OpenedStream> => {
-        const iterator = await target.provider.stream(upstreamRequest(target), attempt, record.body)
-        return { iterator, first: await iterator.next() }
-      })
+    if (exchange.stream) {
+      const opened = await dispatch(alias, options, (target, attempt) => exchange.open(target, attempt))
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
-      return streamResponse(call, alias, opened, (usage, failure) => {
+      return streamResponse(gateway, call, exchange, opened, (usage, failure) => {
         const committed = settle(opened.target, usage, failure !== null)
         gateway.observer.finish(record, 200, failure ?? undefined)
         return committed
       })
     }
-    const served = await dispatch(alias, options, (target, attempt) => target.provider.complete(upstreamRequest(target), attempt, record.body))
-    served.scope.end()
-    served.settle(true)
-    const { completion, text } = served.value
+    const served = await dispatch(alias, options, (target, attempt) => exchange.complete(target, attempt))
+    served.finish('ok')
     // Counted before the response leaves: a response the client received is always in usage.
-    await settle(served.target, completion.usage ?? null, false)
+    await settle(served.target, served.value.usage, false)
     // A string, not a Response: the framework builds the one Response with every header at once.
     call.headers['content-type'] = 'application/json'
-    return completionJson(completion, text, alias.name)
+    return served.value.body
   } catch (error) {
     await settle(lastTarget, null, true)
     throw error
   }
-}
-
-/**
- * The alias with only the targets that can serve this request as asked (DESIGN: a target that cannot
- * is skipped like an unconfigured one). With none left, the first target's reason is the 400.
- * Providers that serve anything (OpenAI-compatible, the mock) cost nothing here.
- */
-function servableTargets(alias: Alias, request: ChatRequest): Alias {
-  let servable: Target[] | null = null
-  let first: Unsupported | null = null
-  for (const [i, target] of alias.targets.entries()) {
-    const problem = target.provider.cannotServe?.(request) ?? null
-    if (problem === null) {
-      servable?.push(target)
-      continue
-    }
-    first ??= problem
-    servable ??= alias.targets.slice(0, i)
-  }
-  if (servable === null) return alias
-  if (servable.length === 0) throw unsupported(first!)
-  return { ...alias, targets: servable }
 }
 
 function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamError): void {
@@ -173,54 +152,48 @@ function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamErr
 }
 
 /**
- * Relays upstream chunks as SSE events as they arrive, with `model` set to the alias. A failure
- * after the first byte cannot fail over any more: the caller gets an error event and no [DONE].
+ * Relays an upstream stream to the caller as it arrives. A failure after the first byte cannot fail
+ * over any more: the caller gets the exchange's error event and no normal end.
  */
 function streamResponse(
-  call: ChatCall,
-  alias: Alias,
-  opened: Dispatched<OpenedStream>,
+  gateway: Gateway,
+  call: ServeCall,
+  exchange: Exchange,
+  opened: Dispatched<EventStream>,
   onEnd: (usage: Usage | null, failure: GatewayError | null) => Promise<void>,
 ): Response {
-  const { iterator } = opened.value
-  let pending: IteratorResult<StreamChunk[]> | null = opened.value.first
-  const relay = new ChunkRelay(alias.name, call.request.stream_options?.include_usage === true)
+  const events = opened.value
   let finished = false
-  /** Resolves once the stream's usage is committed. */
+  /** Resolves once the stream's usage is durable. */
   const finish = async (failure: GatewayError | null) => {
     if (finished) return
     finished = true
-    // A broken or abandoned stream: hang up on the upstream.
-    if (failure) opened.scope.abort(failure)
-    opened.scope.end()
-    opened.settle(failure === null || failure.code === 'client_closed')
-    await onEnd(relay.usage, failure)
+    opened.finish(failure === null ? 'ok' : failure.code === 'client_closed' ? 'abandoned' : 'failed', failure ?? undefined)
+    await onEnd(events.usage(), failure)
   }
 
   // Text chunks: Bun encodes them as it writes, one copy fewer than a TextEncoder per batch.
   const body = new ReadableStream<string>({
     async pull(controller) {
       for (;;) {
-        let next: IteratorResult<StreamChunk[]>
-        let text: string
+        let text: string | null
         try {
-          next = pending ?? (await iterator.next())
-          pending = null
-          text = next.done ? '' : relay.wire(next.value)
+          text = await events.next()
         } catch (error) {
           if (finished) return
           // A caller's disconnect aborts the attempt, so a pending read fails with client_closed.
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
           await finish(failure)
           if (failure.code === 'client_closed') return
-          controller.enqueue(`data: ${JSON.stringify(failure.toBody())}\n\n`)
+          controller.enqueue(exchange.failureEvent(failure))
           controller.close()
           return
         }
-        if (next.done) {
-          // Counted before [DONE] goes out: a client that saw the end of the stream is always billed.
+        if (text === null) {
+          // Counted before the end goes out: a client that saw the end of the stream is always billed.
           await finish(null)
-          controller.enqueue(DONE)
+          const end = events.end()
+          if (end !== '') controller.enqueue(end)
           controller.close()
           return
         }
@@ -231,14 +204,12 @@ function streamResponse(
     },
     async cancel() {
       // The caller disconnected: stop the upstream and count what happened.
-      const failure = clientClosed()
-      opened.scope.abort(failure)
-      await Promise.all([finish(failure), iterator.return?.()])
+      await Promise.all([finish(clientClosed()), events.cancel()])
     },
   })
 
   const headers = call.headers
-  headers[call.gateway.headers.latency] = String(elapsedMs(call.record))
+  headers[gateway.headers.latency] = String(elapsedMs(call.record))
   headers['content-type'] = 'text/event-stream; charset=utf-8'
   headers['cache-control'] = 'no-cache'
   headers.connection = 'keep-alive'

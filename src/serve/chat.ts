@@ -1,0 +1,43 @@
+import { GatewayError } from '../errors'
+import type { JsonBody } from '../http/body'
+import type { Target } from '../routing/table'
+import { ChunkRelay, completionJson } from '../wire/openai/relay'
+import type { ChatRequest, StreamChunk } from '../wire/openai/types'
+import type { EventStream, Exchange } from './exchange'
+
+const DONE = 'data: [DONE]\n\n'
+
+/** An upstream's chunk batches as the caller's OpenAI SSE text. */
+export async function relayChunks(iterator: AsyncIterator<StreamChunk[]>, relay: ChunkRelay): Promise<EventStream> {
+  // The first batch is read now: a failure before it is a failed attempt, still retried or failed over.
+  let pending: IteratorResult<StreamChunk[]> | null = await iterator.next()
+  return {
+    async next() {
+      const result: IteratorResult<StreamChunk[]> = pending ?? (await iterator.next())
+      pending = null
+      return result.done ? null : relay.wire(result.value)
+    },
+    usage: () => relay.usage,
+    end: () => DONE,
+    cancel: async () => void (await iterator.return?.()),
+  }
+}
+
+/** OpenAI's chat completions, served by any target: OpenAI-compatible ones get the caller's own text. */
+export function chatExchange(request: ChatRequest, body: JsonBody | undefined): Exchange {
+  const forTarget = (target: Target): ChatRequest => ({ ...request, model: target.model })
+  return {
+    model: request.model,
+    stream: request.stream === true,
+    cannotServe: (target) => target.provider.cannotServe?.(forTarget(target)) ?? null,
+    async complete(target, attempt) {
+      const { completion, text } = await target.provider.complete(forTarget(target), attempt, body)
+      return { body: completionJson(completion, text, request.model), usage: completion.usage ?? null }
+    },
+    async open(target, attempt) {
+      const iterator = await target.provider.stream(forTarget(target), attempt, body)
+      return relayChunks(iterator, new ChunkRelay(request.model, request.stream_options?.include_usage === true))
+    },
+    failureEvent: (error: GatewayError) => `data: ${JSON.stringify(error.toBody())}\n\n`,
+  }
+}

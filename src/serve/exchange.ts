@@ -1,0 +1,46 @@
+import type { GatewayError, Unsupported } from '../errors'
+import type { AttemptContext } from '../providers/types'
+import type { Target } from '../routing/table'
+import type { Usage } from '../wire/openai/types'
+
+/**
+ * One inbound API's side of serving a request (chat completions, Messages, embeddings): how to ask
+ * a target, and how its answer reaches the caller. The pipeline (serve.ts) does the rest the same
+ * way for all of them: keys, tiers, limits, routing, retries, circuits, usage, headers.
+ */
+export interface Exchange {
+  /** The model the caller named (an alias). */
+  model: string
+  stream: boolean
+  /** Why a target cannot serve this request as asked (it is then skipped), or null. */
+  cannotServe(target: Target): Unsupported | null
+  /** One attempt for a JSON answer: the caller's body (its model already the alias) and the usage it reports. */
+  complete(target: Target, attempt: AttemptContext): Promise<Answer>
+  /**
+   * One attempt for a stream: resolves once the upstream's first events are in, so a failure before
+   * the caller has seen a byte can still be retried or failed over.
+   */
+  open(target: Target, attempt: AttemptContext): Promise<EventStream>
+  /** The caller's SSE text for a stream that broke after its first byte (no normal end follows it). */
+  failureEvent(error: GatewayError): string
+}
+
+export interface Answer {
+  body: string
+  usage: Usage | null
+}
+
+/** An upstream stream being relayed, as the caller's SSE text. */
+export interface EventStream {
+  /** The next text to send ('' when an upstream read made none), or null once the upstream has ended. */
+  next(): Promise<string | null>
+  /** The usage reported so far (complete once `next` returned null). */
+  usage(): Usage | null
+  /**
+   * The text that ends the stream for the caller (`data: [DONE]`, Anthropic's message_stop...), sent
+   * only once the request is counted: a caller that saw the end of a stream has been billed.
+   */
+  end(): string
+  /** Stops the upstream (the caller left). */
+  cancel(): Promise<void>
+}
