@@ -8,6 +8,9 @@ const ENDPOINTS = [
   'GET /v1/models',
   'GET /v1/models/{prefix}/{name}',
   'POST /v1/chat/completions',
+  'POST /v1/messages',
+  'POST /v1/messages/count_tokens',
+  'POST /v1/embeddings',
   'GET /v1/usage',
   'GET /swagger',
   'GET /swagger/json',
@@ -19,7 +22,7 @@ export default defineRoute(() =>
     () => ({
       name: 'chatgate',
       version: VERSION,
-      description: 'Self-hosted chat completion gateway: OpenAI-compatible chat completions over public model aliases.',
+      description: "Self-hosted LLM gateway: OpenAI chat completions, Anthropic's Messages API and embeddings over public model aliases.",
       docs: '/swagger',
       endpoints: ENDPOINTS,
     }),

@@ -2,10 +2,12 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import type { Gateway } from './gateway'
 import { VERSION } from './gateway'
-import { httpConventions } from './http/conventions'
+import { httpConventions, openaiErrorFormat } from './http/conventions'
 import { loadRoutes } from './http/routes-loader'
 import { pageSecurityHeaders } from './http/page-security'
+import { AnthropicErrorSchema } from './http/inbound-schemas'
 import { ErrorSchema } from './http/schemas'
+import { anthropicErrorBody } from './wire/anthropic/errors'
 
 export const ROUTES_DIR = new URL('../routes', import.meta.url).pathname
 
@@ -30,6 +32,8 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
         },
         tags: [
           { name: 'Chat', description: 'Chat completions over public model aliases' },
+          { name: 'Messages', description: "Anthropic's Messages API over the same aliases (Anthropic SDK, Claude Code); errors in Anthropic's shape" },
+          { name: 'Embeddings', description: 'Embeddings over public model aliases' },
           { name: 'Models', description: 'Public model aliases' },
           { name: 'Usage', description: "The caller's own usage counters" },
           { name: 'Service', description: 'Metadata, health and metrics' },
@@ -42,7 +46,7 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
             adminBearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <GATEWAY_ADMIN_KEY>' },
             adminApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <GATEWAY_ADMIN_KEY>' },
           },
-          schemas: { Error: ErrorSchema as object },
+          schemas: { Error: ErrorSchema as object, AnthropicError: AnthropicErrorSchema as object },
         },
       },
     })
@@ -60,6 +64,8 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
         log: gateway.log,
         observer: gateway.observer,
         pageHeaders: new Map([['/swagger', pageSecurityHeaders(swaggerPage)]]),
+        // Anthropic's SDK and Claude Code read Anthropic's error shape on the Messages API.
+        errorFormatFor: (path) => (path === '/v1/messages' || path.startsWith('/v1/messages/') ? anthropicErrorBody : openaiErrorFormat),
       }),
     )
     .use(docs())

@@ -41,7 +41,15 @@ describe('service routes', () => {
   test('GET /v1/models lists every alias in the OpenAI shape, without a key', async () => {
     const body = (await (await gw.request('/v1/models')).json()) as { object: string; data: { id: string; object: string; owned_by: string }[] }
     expect(body.object).toBe('list')
-    expect(body.data.map((m) => m.id)).toEqual(['local/echo', 'openai/fast', 'openai/smart', 'anthropic/fast', 'anthropic/smart'])
+    expect(body.data.map((m) => m.id)).toEqual([
+      'local/echo',
+      'local/embed',
+      'openai/fast',
+      'openai/smart',
+      'openai/embed',
+      'anthropic/fast',
+      'anthropic/smart',
+    ])
     expect(body.data[0]).toMatchObject({ id: 'local/echo', object: 'model', owned_by: 'local' })
   })
 
@@ -92,7 +100,18 @@ describe('service routes', () => {
       components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> }
     }
     expect(doc.info.title).toBe('chatgate API')
-    expect(Object.keys(doc.paths).sort()).toEqual(['/', '/health', '/metrics', '/v1/chat/completions', '/v1/models', '/v1/models/{prefix}/{name}', '/v1/usage'])
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/',
+      '/health',
+      '/metrics',
+      '/v1/chat/completions',
+      '/v1/embeddings',
+      '/v1/messages',
+      '/v1/messages/count_tokens',
+      '/v1/models',
+      '/v1/models/{prefix}/{name}',
+      '/v1/usage',
+    ])
     const model = doc.paths['/v1/models/{prefix}/{name}']!.get! as unknown as { parameters: { name: string; in: string; required: boolean }[] }
     expect(model.parameters.map(({ name, in: where, required }) => ({ name, in: where, required }))).toEqual([
       { name: 'prefix', in: 'path', required: true },

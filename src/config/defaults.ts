@@ -6,7 +6,7 @@ import type { ConfigFile } from './file'
  */
 export const DEFAULT_CONFIG: ConfigFile = {
   tiers: {
-    free: { requests_per_minute: 20, tokens_per_minute: 20_000, max_concurrent: 4, models: ['local/*', 'openai/fast', 'anthropic/fast'] },
+    free: { requests_per_minute: 20, tokens_per_minute: 20_000, max_concurrent: 4, models: ['local/*', 'openai/fast', 'openai/embed', 'anthropic/fast'] },
     standard: { requests_per_minute: 60, tokens_per_minute: 200_000, max_concurrent: 8 },
     pro: { requests_per_minute: 600, tokens_per_minute: 2_000_000, max_concurrent: 32 },
   },
@@ -17,8 +17,10 @@ export const DEFAULT_CONFIG: ConfigFile = {
   },
   aliases: {
     'local/echo': { targets: [{ upstream: 'local', model: 'echo' }] },
+    'local/embed': { targets: [{ upstream: 'local', model: 'embed' }] },
     'openai/fast': { targets: [{ upstream: 'openai', model: 'gpt-4o-mini' }] },
     'openai/smart': { targets: [{ upstream: 'openai', model: 'gpt-4o' }] },
+    'openai/embed': { targets: [{ upstream: 'openai', model: 'text-embedding-3-small' }] },
     'anthropic/fast': { targets: [{ upstream: 'anthropic', model: 'claude-haiku-4-5' }] },
     'anthropic/smart': { targets: [{ upstream: 'anthropic', model: 'claude-sonnet-4-5' }] },
   },

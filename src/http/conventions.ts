@@ -13,6 +13,8 @@ export interface ConventionsOptions {
   observer: RequestObserver
   /** Extra headers for HTML pages, by path (their security headers). */
   pageHeaders: ReadonlyMap<string, Record<string, string>>
+  /** The error format for a path (the API it belongs to decides, unknown routes included). */
+  errorFormatFor(path: string): ErrorFormat
 }
 
 /**
@@ -59,17 +61,21 @@ export function toGatewayError(code: string | number, error: unknown): GatewayEr
   return new GatewayError(500, 'api_error', 'Internal server error')
 }
 
-export function errorResponse(error: GatewayError): Response {
-  const body: ErrorBody = error.toBody()
+/** How an API writes its errors: OpenAI's `{"error":{...}}` by default, Anthropic's on the Messages routes. */
+export type ErrorFormat = (error: GatewayError) => unknown
+
+export const openaiErrorFormat: ErrorFormat = (error): ErrorBody => error.toBody()
+
+export function errorResponse(error: GatewayError, format: ErrorFormat = openaiErrorFormat): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json', ...error.headers }
-  return new Response(JSON.stringify(body), { status: error.status, headers })
+  return new Response(JSON.stringify(format(error)), { status: error.status, headers })
 }
 
 /**
  * The gateway's HTTP conventions, for every route: request ids, latency header, JSON bodies with a
  * size limit, and the one place where errors become `{"error":{...}}` responses.
  */
-export function httpConventions({ headers, body: bodyLimits, log, observer, pageHeaders }: ConventionsOptions) {
+export function httpConventions({ headers, body: bodyLimits, log, observer, pageHeaders, errorFormatFor }: ConventionsOptions) {
   return new Elysia({ name: 'chatgate:http' })
     .onRequest(function markRequest({ request, set }) {
       const id = requestIdFor(request.headers.get('x-request-id'))
@@ -113,6 +119,6 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
       }
       set.headers[headers.latency] = String(elapsedMs(record))
       observer.finish(record, gatewayError.status, gatewayError)
-      return errorResponse(gatewayError)
+      return errorResponse(gatewayError, errorFormatFor(record.path))
     })
 }

@@ -54,6 +54,8 @@ export interface Provider {
   cannotEmbed?(model: string): Unsupported | null
   /** Anthropic's Messages API, relayed as sent (kind anthropic only). */
   messages?: MessagesApi
+  /** The input tokens of a request, counted locally (kinds without a counting endpoint). */
+  countTokens?(request: ChatRequest): Promise<number>
 }
 
 /** What an upstream may make the gateway hold in memory, at most. */

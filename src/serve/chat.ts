@@ -28,16 +28,20 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
   const forTarget = (target: Target): ChatRequest => ({ ...request, model: target.model })
   return {
     model: request.model,
-    stream: request.stream === true,
     cannotServe: (target) => target.provider.cannotServe?.(forTarget(target)) ?? null,
     async complete(target, attempt) {
       const { completion, text } = await target.provider.complete(forTarget(target), attempt, body)
       return { body: completionJson(completion, text, request.model), usage: completion.usage ?? null }
     },
-    async open(target, attempt) {
-      const iterator = await target.provider.stream(forTarget(target), attempt, body)
-      return relayChunks(iterator, new ChunkRelay(request.model, request.stream_options?.include_usage === true))
-    },
-    failureEvent: (error: GatewayError) => `data: ${JSON.stringify(error.toBody())}\n\n`,
+    stream:
+      request.stream === true
+        ? {
+            async open(target, attempt) {
+              const iterator = await target.provider.stream(forTarget(target), attempt, body)
+              return relayChunks(iterator, new ChunkRelay(request.model, request.stream_options?.include_usage === true))
+            },
+            failureEvent: (error: GatewayError) => `data: ${JSON.stringify(error.toBody())}\n\n`,
+          }
+        : null,
   }
 }

@@ -11,11 +11,15 @@ import type { Usage } from '../wire/openai/types'
 export interface Exchange {
   /** The model the caller named (an alias). */
   model: string
-  stream: boolean
   /** Why a target cannot serve this request as asked (it is then skipped), or null. */
   cannotServe(target: Target): Unsupported | null
   /** One attempt for a JSON answer: the caller's body (its model already the alias) and the usage it reports. */
   complete(target: Target, attempt: AttemptContext): Promise<Answer>
+  /** Set when the caller asked for a stream. */
+  stream: StreamSide | null
+}
+
+export interface StreamSide {
   /**
    * One attempt for a stream: resolves once the upstream's first events are in, so a failure before
    * the caller has seen a byte can still be retried or failed over.

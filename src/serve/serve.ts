@@ -7,7 +7,7 @@ import type { UpstreamError } from '../providers/errors'
 import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
 import type { Usage } from '../wire/openai/types'
-import type { EventStream, Exchange } from './exchange'
+import type { EventStream, Exchange, StreamSide } from './exchange'
 
 /** One request to serve: who asked, and where its answer goes. */
 export interface ServeCall {
@@ -115,11 +115,12 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
   }
 
   try {
-    if (exchange.stream) {
-      const opened = await dispatch(alias, options, (target, attempt) => exchange.open(target, attempt))
+    const stream = exchange.stream
+    if (stream) {
+      const opened = await dispatch(alias, options, (target, attempt) => stream.open(target, attempt))
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
-      return streamResponse(gateway, call, exchange, opened, (usage, failure) => {
+      return streamResponse(gateway, call, stream, opened, (usage, failure) => {
         const committed = settle(opened.target, usage, failure !== null)
         gateway.observer.finish(record, 200, failure ?? undefined)
         return committed
@@ -158,7 +159,7 @@ function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamErr
 function streamResponse(
   gateway: Gateway,
   call: ServeCall,
-  exchange: Exchange,
+  stream: StreamSide,
   opened: Dispatched<EventStream>,
   onEnd: (usage: Usage | null, failure: GatewayError | null) => Promise<void>,
 ): Response {
@@ -185,7 +186,7 @@ function streamResponse(
           const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
           await finish(failure)
           if (failure.code === 'client_closed') return
-          controller.enqueue(exchange.failureEvent(failure))
+          controller.enqueue(stream.failureEvent(failure))
           controller.close()
           return
         }

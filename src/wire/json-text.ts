@@ -165,3 +165,18 @@ export function removal(text: string, member: Member): Edit {
 
 /** The edit that replaces `member`'s value with `value` (JSON text). */
 export const replacement = (member: Member, value: string): Edit => ({ start: member.valueStart, end: member.valueEnd, text: value })
+
+/**
+ * `text` with the top-level member `key`, whose value is `current` (JSON text, known from a parse),
+ * set to `value`, or null when that member cannot be located safely (missing, or the key written
+ * twice at the top level). The one `"key": current` in the text is it when there is exactly one;
+ * else a full outline decides, so a same-named key nested elsewhere is never the one edited.
+ */
+export function withTopLevelValue(text: string, key: string, current: string, value: string): string | null {
+  let member = uniqueMember(text, key, current)
+  if (member === null) {
+    const { members, duplicate } = outlineJson(text, Number.POSITIVE_INFINITY)
+    member = duplicate === null ? (members?.get(key) ?? null) : null
+  }
+  return member === null ? null : applyEdits(text, [replacement(member, value)])
+}

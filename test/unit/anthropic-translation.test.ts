@@ -1,8 +1,16 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
-import { anthropicCannotServe, JSON_TOOL, toChatCompletion, toMessagesRequest } from '../../src/wire/anthropic/chat'
-import { ChunksFromAnthropic } from '../../src/wire/anthropic/stream'
-import type { MessageResponse, StreamEvent } from '../../src/wire/anthropic/types'
+import {
+  anthropicCannotServe,
+  fromMessagesRequest,
+  JSON_TOOL,
+  openaiCannotServe,
+  toChatCompletion,
+  toMessageResponse,
+  toMessagesRequest,
+} from '../../src/wire/anthropic/chat'
+import { ChunksFromAnthropic, EventsFromChunks } from '../../src/wire/anthropic/stream'
+import type { MessageResponse, MessagesRequest, StreamEvent } from '../../src/wire/anthropic/types'
 import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/wire/openai/types'
 import { fixture, schemaErrors, sseFixture } from '../support/fixtures'
 
@@ -457,5 +465,328 @@ describe('streams: Anthropic events -> OpenAI chunks', () => {
     expect(all.map((d) => d.content ?? '').join('')).toBe('{"name":"Ann"}')
     expect(all.some((d) => d.tool_calls)).toBe(false)
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop')
+  })
+})
+
+describe('request: Anthropic -> OpenAI (the Messages API over OpenAI-shaped targets), row by row', () => {
+  const messagesRequest = (extra: Partial<MessagesRequest>): MessagesRequest => ({
+    model: 'a/b',
+    max_tokens: 300,
+    messages: [{ role: 'user', content: 'hi' }],
+    ...extra,
+  })
+
+  test('system (string or blocks), text, images, documents; cache_control not sent', () => {
+    const out = fromMessagesRequest(
+      messagesRequest({
+        system: [
+          { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+          { type: 'text', text: 'Use English.' },
+        ],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Look:', cache_control: { type: 'ephemeral' } },
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+              { type: 'image', source: { type: 'url', url: 'https://example.com/a.jpg' } },
+              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'a.pdf' },
+              { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'plain words' } },
+            ],
+          },
+        ],
+      }),
+      'gpt-x',
+    )
+    expect(out.messages).toEqual([
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: 'Use English.' },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Look:' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } },
+          { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } },
+          { type: 'text', text: 'plain words' },
+        ],
+      },
+    ])
+    expect(fromMessagesRequest(messagesRequest({ system: 'Be brief.' }), 'gpt-x').messages[0]).toEqual({ role: 'system', content: 'Be brief.' })
+  })
+
+  test('tool_use history becomes tool_calls; tool_result blocks become tool messages before the rest of their turn; thinking from earlier turns is not sent', () => {
+    const out = fromMessagesRequest(
+      messagesRequest({
+        messages: [
+          { role: 'user', content: 'weather?' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'hm', signature: 'sig' },
+              { type: 'text', text: 'Checking.' },
+              { type: 'tool_use', id: 'toolu_1', name: 'w', input: { city: 'Paris' } },
+              { type: 'tool_use', id: 'toolu_2', name: 'w', input: {} },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: '18C' },
+              { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'down' }], is_error: true },
+              { type: 'text', text: 'and tomorrow?' },
+            ],
+          },
+        ],
+      }),
+      'gpt-x',
+    )
+    expect(out.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'toolu_1', type: 'function', function: { name: 'w', arguments: '{"city":"Paris"}' } },
+          { id: 'toolu_2', type: 'function', function: { name: 'w', arguments: '{}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'toolu_1', content: '18C' },
+      { role: 'tool', tool_call_id: 'toolu_2', content: 'Error: down' },
+      { role: 'user', content: 'and tomorrow?' },
+    ])
+  })
+
+  test('tools, tool_choice, disable_parallel_tool_use; thinking budget or output effort as reasoning_effort; the sampling fields', () => {
+    const tool = { name: 'w', description: 'Weather', input_schema: { type: 'object', properties: {} } }
+    const out = fromMessagesRequest(
+      messagesRequest({
+        tools: [tool],
+        tool_choice: { type: 'any', disable_parallel_tool_use: true },
+        thinking: { type: 'enabled', budget_tokens: 3000 },
+        temperature: 0.3,
+        top_p: 0.8,
+        top_k: 5,
+        stop_sequences: ['END'],
+        metadata: { user_id: 'u-7' },
+        stream: true,
+      }),
+      'gpt-x',
+    )
+    expect(out).toEqual({
+      model: 'gpt-x',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_completion_tokens: 300,
+      temperature: 0.3,
+      top_p: 0.8,
+      stop: ['END'],
+      user: 'u-7',
+      tools: [{ type: 'function', function: { name: 'w', description: 'Weather', parameters: tool.input_schema } }],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      reasoning_effort: 'medium',
+      stream: true,
+    })
+    const choice = (tool_choice: MessagesRequest['tool_choice']) => fromMessagesRequest(messagesRequest({ tools: [tool], tool_choice }), 'm').tool_choice
+    expect([choice({ type: 'auto' }), choice({ type: 'none' }), choice({ type: 'tool', name: 'w' })]).toEqual([
+      'auto',
+      'none',
+      { type: 'function', function: { name: 'w' } },
+    ])
+    expect(fromMessagesRequest(messagesRequest({ output_config: { effort: 'high' } }), 'm').reasoning_effort).toBe('high')
+  })
+
+  test('a round trip: the docs tool request, to OpenAI and back, keeps its messages, tools and choice', () => {
+    const { request } = fixture('anthropic/messages-request-tools.json')
+    const back = toMessagesRequest(fromMessagesRequest(request as MessagesRequest, 'x'), (request as MessagesRequest).model).body
+    const normalize = (messages: MessagesRequest['messages']) =>
+      messages.map((m) => ({ role: m.role, content: typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content }))
+    expect(normalize(back.messages)).toEqual(normalize((request as MessagesRequest).messages))
+    expect(back.tools).toEqual((request as MessagesRequest).tools)
+    expect(back.max_tokens).toBe((request as MessagesRequest).max_tokens)
+  })
+
+  test('what OpenAI-shaped targets cannot serve is named: server tools, MCP servers, document URLs, images in tool results', () => {
+    const cases: [Partial<MessagesRequest>, string, string][] = [
+      [{ tools: [{ type: 'web_search_20250305', name: 'web_search' } as never] }, 'unsupported_parameter', 'tools.0.type'],
+      [{ mcp_servers: [{ type: 'url', url: 'https://x' }] }, 'unsupported_parameter', 'mcp_servers'],
+      [{ output_config: { format: { type: 'json_schema', schema: {} } } }, 'unsupported_parameter', 'output_config.format'],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }] }] },
+        'unsupported_content',
+        'messages.0.content.0.source',
+      ],
+      [
+        {
+          messages: [
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'url', url: 'https://x' } }] }] },
+          ],
+        },
+        'unsupported_content',
+        'messages.0.content.0.content.0',
+      ],
+      [{ messages: [{ role: 'user', content: [{ type: 'search_result', source: 'x' } as never] }] }, 'unsupported_content', 'messages.0.content.0.type'],
+    ]
+    for (const [extra, code, param] of cases) expect(openaiCannotServe(messagesRequest(extra))).toMatchObject({ code, param })
+    expect(openaiCannotServe(messagesRequest({ top_k: 3, context_management: { edits: [] }, thinking: { type: 'enabled', budget_tokens: 2000 } }))).toBeNull()
+  })
+})
+
+describe('answer: OpenAI -> Anthropic', () => {
+  test('text, tool calls (arguments that are not a JSON object kept, not dropped), finish reasons, usage with cached tokens', () => {
+    const { response } = fixture('openai/response-tool-calls.json')
+    const message = toMessageResponse(response, 'a/b')
+    const calls = response.choices[0].message.tool_calls as { id: string; function: { name: string; arguments: string } }[]
+    expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'a/b', stop_reason: 'tool_use', stop_sequence: null })
+    expect(message.content.filter((b) => b.type === 'tool_use')).toEqual(
+      calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) })),
+    )
+    const broken = {
+      ...response,
+      choices: [
+        {
+          ...response.choices[0],
+          message: { ...response.choices[0].message, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":' } }] },
+        },
+      ],
+    }
+    expect(toMessageResponse(broken, 'a/b').content).toContainEqual({ type: 'tool_use', id: 'c', name: 'f', input: { _raw_arguments: '{"a":' } })
+    const usage = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, prompt_tokens_details: { cached_tokens: 60 } }
+    const text = (finish: string) =>
+      toMessageResponse(
+        { ...response, usage, choices: [{ index: 0, message: { role: 'assistant', content: 'x', refusal: null }, logprobs: null, finish_reason: finish }] },
+        'a/b',
+      )
+    expect(['stop', 'length', 'tool_calls', 'content_filter'].map((f) => text(f).stop_reason)).toEqual(['end_turn', 'max_tokens', 'tool_use', 'refusal'])
+    expect(text('stop').usage).toEqual({ input_tokens: 40, output_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 60 })
+  })
+
+  test('reasoning: thinking_blocks come back with their signatures; bare reasoning_content as a thinking block', () => {
+    const base = { id: 'c', object: 'chat.completion' as const, created: 1, model: 'm', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }
+    const signed = toMessageResponse(
+      {
+        ...base,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: 'ok',
+              refusal: null,
+              reasoning_content: 'hm',
+              thinking_blocks: [{ type: 'thinking', thinking: 'hm', signature: 's1' }],
+            },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+      },
+      'a/b',
+    )
+    expect(signed.content).toEqual([
+      { type: 'thinking', thinking: 'hm', signature: 's1' },
+      { type: 'text', text: 'ok' },
+    ])
+    const bare = toMessageResponse(
+      {
+        ...base,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok', refusal: null, reasoning_content: 'r1' }, logprobs: null, finish_reason: 'stop' }],
+      },
+      'a/b',
+    )
+    expect(bare.content[0]).toEqual({ type: 'thinking', thinking: 'r1', signature: '' })
+  })
+})
+
+describe('streams: OpenAI chunks -> Anthropic events', () => {
+  const chunksOf = (path: string) =>
+    sseFixture(path)
+      .filter((e) => e.data !== '[DONE]')
+      .map((e) => JSON.parse(e.data) as ChatCompletionChunk)
+
+  test('parallel tool calls (fixture): one tool_use block each, in order, with its whole input; the documented sequence', () => {
+    const translator = new EventsFromChunks('a/b')
+    const events = [...chunksOf('openai/stream-tool-calls.sse').flatMap((c) => translator.push(c)), ...translator.end()]
+    expect(events[0]).toMatchObject({ type: 'message_start', message: { model: 'a/b', role: 'assistant', content: [] } })
+    const types = events.map((e) => e.type)
+    expect(types.at(-2)).toBe('message_delta')
+    expect(types.at(-1)).toBe('message_stop')
+    const starts = events.filter((e): e is Extract<StreamEvent, { type: 'content_block_start' }> => e.type === 'content_block_start')
+    expect(starts.map((e) => e.index)).toEqual(starts.map((_, i) => i))
+    const expected = new Map<number, { id: string; args: string }>()
+    for (const chunk of chunksOf('openai/stream-tool-calls.sse'))
+      for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
+        const entry = expected.get(call.index) ?? { id: '', args: '' }
+        entry.id ||= call.id ?? ''
+        entry.args += call.function?.arguments ?? ''
+        expected.set(call.index, entry)
+      }
+    const tools = starts.filter((s) => s.content_block.type === 'tool_use')
+    expect(tools.map((s) => (s.content_block as { id: string }).id)).toEqual([...expected.values()].map((c) => c.id))
+    for (const start of tools) {
+      const input = events
+        .filter((e): e is Extract<StreamEvent, { type: 'content_block_delta' }> => e.type === 'content_block_delta' && e.index === start.index)
+        .map((e) => (e.delta as { partial_json: string }).partial_json)
+        .join('')
+      const call = [...expected.values()].find((c) => c.id === (start.content_block as { id: string }).id)!
+      expect(JSON.parse(input)).toEqual(JSON.parse(call.args))
+    }
+    expect(events.find((e) => e.type === 'message_delta')).toMatchObject({ delta: { stop_reason: 'tool_use' } })
+  })
+
+  test('fragments of parallel calls interleaved by the upstream still make whole, separate inputs', () => {
+    const chunk = (delta: ChatCompletionChunk['choices'][number]['delta'], finish: string | null = null): ChatCompletionChunk => ({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    })
+    const translator = new EventsFromChunks('a/b')
+    const chunks = [
+      chunk({ role: 'assistant', content: 'Both:' }),
+      chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'w', arguments: '{"c":' } }] }),
+      chunk({ tool_calls: [{ index: 1, id: 'b', type: 'function', function: { name: 'w', arguments: '{"c":"B"}' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"A"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ]
+    const events = [...chunks.flatMap((c) => translator.push(c)), ...translator.end()]
+    const inputs = events.flatMap((e) =>
+      e.type === 'content_block_delta' && e.delta.type === 'input_json_delta' ? [JSON.parse((e.delta as { partial_json: string }).partial_json)] : [],
+    )
+    expect(inputs).toEqual([{ c: 'A' }, { c: 'B' }])
+    expect(events.filter((e) => e.type === 'content_block_start').map((e) => (e as { index: number }).index)).toEqual([0, 1, 2])
+  })
+
+  test('reasoning then text: a thinking block (signature from thinking_blocks), then a text block', () => {
+    const translator = new EventsFromChunks('a/b')
+    const base = { id: 'c', object: 'chat.completion.chunk' as const, created: 1, model: 'm' }
+    const events = [
+      ...translator.push({ ...base, choices: [{ index: 0, delta: { reasoning_content: 'let me ' }, finish_reason: null }] }),
+      ...translator.push({ ...base, choices: [{ index: 0, delta: { reasoning_content: 'think' }, finish_reason: null }] }),
+      ...translator.push({
+        ...base,
+        choices: [{ index: 0, delta: { thinking_blocks: [{ type: 'thinking', thinking: 'let me think', signature: 'sig' }] }, finish_reason: null }],
+      }),
+      ...translator.push({ ...base, choices: [{ index: 0, delta: { content: 'Answer.' }, finish_reason: 'stop' }] }),
+      ...translator.end(),
+    ]
+    expect(events.map((e) => (e.type === 'content_block_delta' ? `delta:${e.delta.type}` : e.type))).toEqual([
+      'message_start',
+      'content_block_start',
+      'delta:thinking_delta',
+      'delta:thinking_delta',
+      'delta:signature_delta',
+      'content_block_stop',
+      'content_block_start',
+      'delta:text_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
   })
 })

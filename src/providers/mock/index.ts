@@ -81,6 +81,9 @@ function createMockProvider(): Provider {
     cannotServe: (request) => (request.model === 'embed' ? wrongModel('embed', 'embeddings, not chat') : null),
     cannotEmbed: (model) => (model === 'embed' ? null : wrongModel(model, 'chat, not embeddings')),
 
+    // The mock's tokens are words, as in its usage.
+    countTokens: async (request) => request.messages.reduce((sum, m) => sum + countWords(messageText(m.content)), 0),
+
     async embed(request) {
       const dimensions = request.dimensions ?? MOCK_EMBEDDING_DIMENSIONS
       const inputs = inputsOf(request.input)

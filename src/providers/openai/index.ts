@@ -5,6 +5,7 @@ import { endpointUrl, postJson, readJson, requireEventStream, transportError, up
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
 import { upstreamBody } from '../../wire/openai/body'
+import { countChatTokens } from './tokens'
 import type { EmbeddingsResponse } from '../../wire/openai/embeddings'
 
 function isEmbeddings(value: unknown): value is EmbeddingsResponse {
@@ -78,6 +79,8 @@ function createOpenAIProvider(settings: UpstreamSettings, context: ProviderConte
       const response = await postJson(name, url, headers.stream, json, attempt)
       return openaiChunks(name, requireEventStream(name, response), attempt.signal, context.bounds.maxSseEventChars)
     },
+
+    countTokens: countChatTokens,
 
     async embed(request, attempt, caller) {
       headers.requireSecret()

@@ -149,7 +149,8 @@ export class EventsFromChunks {
   private open: 'text' | 'thinking' | null = null
   private readonly calls = new Map<number, { id: string; name: string; args: string }>()
   private finish: string | null = null
-  private usage: OpenAI.Usage | null = null
+  /** The usage the chunks reported (OpenAI's shape: what the gateway counts). */
+  usage: OpenAI.Usage | null = null
 
   constructor(
     /** The model name the events carry (the caller's alias). */

@@ -1,17 +1,5 @@
-import { applyEdits, type Member, outlineJson, removal, replacement, uniqueMember } from '../json-text'
+import { applyEdits, outlineJson, removal, replacement, uniqueMember, withTopLevelValue } from '../json-text'
 import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from './types'
-
-/**
- * Where the upstream's top-level `model` sits in its JSON text, holding `quoted` (its JSON-quoted
- * value, known from the parse): the one `"model": <that value>` in the text when there is exactly
- * one, else what a full outline says (a "model" key nested elsewhere, or written twice, is not it).
- */
-function modelMember(json: string, quoted: string): Member | null {
-  const unique = uniqueMember(json, 'model', quoted)
-  if (unique !== null) return unique
-  const { members, duplicate } = outlineJson(json, Number.POSITIVE_INFINITY)
-  return duplicate === null ? (members?.get('model') ?? null) : null
-}
 
 /**
  * A non-streaming completion's body for the caller, with `model` set to the alias. The upstream's own
@@ -19,8 +7,8 @@ function modelMember(json: string, quoted: string): Member | null {
  */
 export function completionJson(completion: ChatCompletion, upstreamText: string | null, alias: string): string {
   if (upstreamText !== null && completion.usage && typeof completion.model === 'string') {
-    const model = modelMember(upstreamText, JSON.stringify(completion.model))
-    if (model !== null) return applyEdits(upstreamText, [replacement(model, JSON.stringify(alias))])
+    const swapped = withTopLevelValue(upstreamText, 'model', JSON.stringify(completion.model), JSON.stringify(alias))
+    if (swapped !== null) return swapped
   }
   completion.model = alias
   completion.usage ??= { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }

@@ -1,0 +1,43 @@
+import { Elysia, t } from 'elysia'
+import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
+import { AnthropicErrorSchema, CountTokensRequestSchema } from '../../../src/http/inbound-schemas'
+import { recordOf } from '../../../src/http/request-record'
+import { defineRoute } from '../../../src/http/route'
+import { Int } from '../../../src/http/schemas'
+import { countTokens } from '../../../src/serve/count-tokens'
+import type { MessagesRequest } from '../../../src/wire/anthropic/types'
+import { checkMessagesRequest } from '../../../src/wire/anthropic/validate'
+
+export default defineRoute((gateway) =>
+  new Elysia().use(callerAuth(gateway)).post(
+    '',
+    ({ body, caller, request, set }) => {
+      const countRequest = body as MessagesRequest
+      checkMessagesRequest(countRequest)
+      const record = recordOf(request)
+      const headers = { version: request.headers.get('anthropic-version'), beta: request.headers.get('anthropic-beta') }
+      const call = { caller, clientSignal: request.signal, headers: set.headers, record }
+      return countTokens(gateway, call, countRequest, record.body, headers) as unknown as Promise<Response>
+    },
+    {
+      body: CountTokensRequestSchema,
+      response: {
+        // noValidate: the count is written as JSON text; the schema documents it.
+        200: t.Object({ input_tokens: Int() }, { title: 'TokenCount', noValidate: true }),
+        400: AnthropicErrorSchema,
+        401: AnthropicErrorSchema,
+        403: AnthropicErrorSchema,
+        404: AnthropicErrorSchema,
+        429: AnthropicErrorSchema,
+        502: AnthropicErrorSchema,
+      },
+      detail: {
+        tags: ['Messages'],
+        summary: 'Count the input tokens of a message',
+        description:
+          'Anthropic upstreams count it themselves; OpenAI-compatible ones with the o200k tokenizer (text, tool calls and tool definitions, 85 tokens per image); the mock counts words. Needs a key; not counted in usage and consumes no allowance, but refused (429) while the key has no requests left in its window.',
+        security: CALLER_SECURITY,
+      },
+    },
+  ),
+)

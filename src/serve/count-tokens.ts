@@ -1,0 +1,81 @@
+import { GatewayError } from '../errors'
+import type { Gateway } from '../gateway'
+import { setRateLimitHeaders } from '../http/headers'
+import type { JsonBody } from '../http/body'
+import type { AnthropicHeaders } from '../providers/types'
+import { dispatch } from '../routing/dispatch'
+import { resolveAlias } from '../routing/table'
+import { fromMessagesRequest, openaiCannotServe } from '../wire/anthropic/chat'
+import type { MessagesRequest } from '../wire/anthropic/types'
+import { applyEdits, replacement } from '../wire/json-text'
+import type { ServeCall } from './serve'
+
+/**
+ * `POST /v1/messages/count_tokens`: Anthropic upstreams answer it themselves (the caller's text,
+ * model replaced); OpenAI-kind upstreams count locally with the o200k tokenizer; the mock counts
+ * words. Needs a key and a tier that may use the alias; it is not a request in usage, and consumes
+ * no allowance, but is refused while the key's request window is full, so it cannot be used to get
+ * around the limit.
+ */
+export async function countTokens(
+  gateway: Gateway,
+  call: ServeCall,
+  request: MessagesRequest,
+  body: JsonBody | undefined,
+  headers: AnthropicHeaders,
+): Promise<string> {
+  const { caller, record } = call
+  const routing = gateway.routing
+  const alias = resolveAlias(routing, request.model)
+  record.alias = alias.name
+  if (!caller.tier.allows(alias.name)) {
+    throw new GatewayError(403, 'permission_error', `Tier "${caller.tier.name}" may not use the model "${alias.name}"`, 'model_not_allowed', 'model')
+  }
+  const state = gateway.limiter.peek(caller.key.id, caller.limits, gateway.now())
+  setRateLimitHeaders(call.headers, state)
+  if (state.remaining === 0) {
+    const wait = Math.max(1, state.resetSeconds)
+    throw new GatewayError(
+      429,
+      'rate_limit_error',
+      `Rate limit reached: ${state.limit} requests per minute. Try again in ${wait} s.`,
+      'rate_limit_exceeded',
+      undefined,
+      {
+        'retry-after': String(wait),
+      },
+    )
+  }
+  const countable = alias.targets.filter((t) => t.provider.messages || (t.provider.countTokens && !openaiCannotServe(request)))
+  if (countable.length === 0)
+    throw new GatewayError(400, 'invalid_request_error', `No target of "${alias.name}" can count these tokens`, 'unsupported_parameter', 'model')
+  const served = await dispatch(
+    { ...alias, targets: countable },
+    {
+      clientSignal: call.clientSignal,
+      circuits: gateway.circuits,
+      deadlineMs: routing.deadlineMs,
+      now: gateway.now,
+      onAttempt: (target, attempt) => {
+        record.upstream = target.upstream.name
+        record.upstreamModel = target.model
+        record.attempts = attempt
+        call.headers[gateway.headers.model] = target.model
+        call.headers[gateway.headers.upstream] = target.upstream.name
+      },
+      onFailure: (target, error) => gateway.log.warn({ upstream: target.upstream.name, code: error.code }, `token count attempt failed: ${error.message}`),
+    },
+    async (target, attempt) => {
+      if (target.provider.messages) {
+        const member = body?.outline.members?.get('model')
+        const text =
+          body && member ? applyEdits(body.text, [replacement(member, JSON.stringify(target.model))]) : JSON.stringify({ ...request, model: target.model })
+        return (await target.provider.messages.countTokens(text, attempt, headers)).input_tokens
+      }
+      return target.provider.countTokens!(fromMessagesRequest(request, target.model))
+    },
+  )
+  served.finish('ok')
+  call.headers['content-type'] = 'application/json'
+  return JSON.stringify({ input_tokens: served.value })
+}
