@@ -28,7 +28,11 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
   const forTarget = (target: Target): ChatRequest => ({ ...request, model: target.model })
   return {
     model: request.model,
-    cannotServe: (target) => target.provider.cannotServe?.(forTarget(target)) ?? null,
+    cannotServe(target) {
+      // Most providers serve anything: no copy of the request for them.
+      const check = target.provider.cannotServe
+      return check ? check(forTarget(target)) : null
+    },
     async complete(target, attempt) {
       const { completion, text } = await target.provider.complete(forTarget(target), attempt, body)
       return { body: completionJson(completion, text, request.model), usage: completion.usage ?? null }

@@ -139,6 +139,28 @@ export function uniqueMember(text: string, key: string, value: string): Member |
   return found
 }
 
+/**
+ * The value of `key` as JSON text, when the text holds exactly one `"key":` member (at any depth) and
+ * its value is a string; else null. For learning how a trusted writer spells a value, cheaply.
+ */
+export function soleStringValue(text: string, key: string): string | null {
+  const quotedKey = `"${key}"`
+  let found: string | null = null
+  for (let at = text.indexOf(quotedKey); at !== -1; at = text.indexOf(quotedKey, at + quotedKey.length)) {
+    let i = at + quotedKey.length
+    while (isSpace(text.charCodeAt(i))) i++
+    if (text.charCodeAt(i) !== COLON) continue
+    if (found !== null) return null
+    i++
+    while (isSpace(text.charCodeAt(i))) i++
+    if (text.charCodeAt(i) !== QUOTE) return null
+    const end = stringEnd(text, i)
+    if (end === -1) return null
+    found = text.slice(i, end + 1)
+  }
+  return found
+}
+
 /** A change to JSON text: the characters from `start` to `end` become `text`. */
 export interface Edit {
   start: number
@@ -148,6 +170,7 @@ export interface Edit {
 
 /** Applies edits that do not overlap, last first, so earlier offsets stay valid. */
 export function applyEdits(text: string, edits: Edit[]): string {
+  if (edits.length === 1) return text.slice(0, edits[0]!.start) + edits[0]!.text + text.slice(edits[0]!.end)
   let out = text
   for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end)
   return out

@@ -1,4 +1,4 @@
-import { applyEdits, outlineJson, removal, replacement, uniqueMember, withTopLevelValue } from '../json-text'
+import { applyEdits, outlineJson, removal, replacement, soleStringValue, uniqueMember, withTopLevelValue } from '../json-text'
 import type { ChatCompletion, ChatCompletionChunk, RawChunk, StreamChunk, Usage } from './types'
 
 /**
@@ -56,20 +56,26 @@ export class ChunkRelay {
   }
 
   private rawJson(data: string): string | null {
-    // The fast path, for all but the first and last chunks of a stream: the upstream's model as it
-    // writes it, and no usage or the `"usage":null` an upstream asked for usage writes in each chunk.
-    if (this.upstreamModel !== null) {
-      const model = uniqueMember(data, 'model', this.upstreamModel)
-      const usageAt = data.indexOf('"usage"')
-      if (model !== null && usageAt === -1) return applyEdits(data, [replacement(model, this.quotedAlias)])
-      const nullUsage = model !== null && usageAt !== -1 ? uniqueMember(data, 'usage', 'null') : null
-      if (nullUsage !== null && data.indexOf('"usage"', usageAt + 7) === -1) {
-        const edits = [replacement(model!, this.quotedAlias)]
-        if (!this.includeUsage) edits.push(removal(data, nullUsage))
-        return applyEdits(data, edits)
-      }
+    // The upstream's model as it writes it, learnt from the first chunk: then every chunk's model
+    // is found by its exact spelling, without an outline.
+    this.upstreamModel ??= soleStringValue(data, 'model')
+    const model = this.upstreamModel === null ? null : uniqueMember(data, 'model', this.upstreamModel)
+    if (model === null) return this.outlinedJson(data)
+    const usageAt = data.indexOf('"usage"')
+    if (usageAt === -1) return applyEdits(data, [replacement(model, this.quotedAlias)])
+    if (data.indexOf('"usage"', usageAt + 7) !== -1) return this.outlinedJson(data)
+    // `"usage":null`, written in every chunk by an upstream asked for usage: gone unless the caller asked.
+    const nullUsage = uniqueMember(data, 'usage', 'null')
+    if (nullUsage !== null) {
+      const edits = [replacement(model, this.quotedAlias)]
+      if (!this.includeUsage) edits.push(removal(data, nullUsage))
+      return applyEdits(data, edits)
     }
-    return this.outlinedJson(data)
+    // The usage chunk, once per stream.
+    const chunk = JSON.parse(data) as ChatCompletionChunk
+    if (chunk.usage) this.usage = chunk.usage
+    if (this.includeUsage) return applyEdits(data, [replacement(model, this.quotedAlias)])
+    return this.objectJson(chunk)
   }
 
   /** Any chunk, exactly: its top-level members found by a full outline. */
@@ -77,9 +83,6 @@ export class ChunkRelay {
     const { members, duplicate } = outlineJson(data, Number.POSITIVE_INFINITY)
     const model = members?.get('model')
     if (!members || model === undefined || duplicate !== null) return this.objectJson(JSON.parse(data) as ChatCompletionChunk)
-    // The upstream may answer with a more specific model than requested: learn its exact spelling.
-    const spelled = data.slice(model.valueStart, model.valueEnd)
-    if (spelled.startsWith('"')) this.upstreamModel = spelled
     const edits = [replacement(model, this.quotedAlias)]
     const usage = members.get('usage')
     if (usage !== undefined) {
