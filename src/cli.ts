@@ -6,7 +6,7 @@ import { readEnv } from './config/env'
 import { loadGatewayConfig } from './config/file'
 import { syncConfig } from './config/sync'
 import { openStorage, type Storage } from './db'
-import { GatewayError } from './errors'
+import { GatewayError, invalidRequest } from './errors'
 import { foldJournals, queryUsage, utcDate } from './usage/recorder'
 
 const USAGE = `Usage: bun run cli <command> [options]
@@ -20,12 +20,12 @@ Commands:
 
 Reads the same environment as the server (GATEWAY_DB, GATEWAY_CONFIG) and works while it runs.`
 
-class UsageError extends Error {}
+/** The command line itself is wrong (exit status 2, as shells expect for usage errors). */
+const usageError = (message: string) => invalidRequest(message, { code: 'cli_usage' })
 
 function positiveInt(name: string, value: string | undefined, max = MAX_KEY_LIMIT): number | undefined {
   if (value === undefined) return undefined
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max)
-    throw new UsageError(`--${name} must be a whole number from 1 to ${max}, got "${value}"`)
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw usageError(`--${name} must be a whole number from 1 to ${max}, got "${value}"`)
   return Number(value)
 }
 
@@ -81,8 +81,8 @@ function run(argv: string[], out: (line: string) => void): void {
   const json = values.json
 
   if (positionals[0] === 'keys' && positionals[1] === 'create' && positionals.length === 2) {
-    if (!values.name) throw new UsageError('keys create needs --name NAME')
-    if (!values.tier) throw new UsageError('keys create needs --tier TIER')
+    if (!values.name) throw usageError('keys create needs --name NAME')
+    if (!values.tier) throw usageError('keys create needs --tier TIER')
     const input = {
       name: values.name,
       tier: values.tier,
@@ -166,13 +166,12 @@ function run(argv: string[], out: (line: string) => void): void {
     return
   }
 
-  throw new UsageError(`unknown command "${command}"; run "bun run cli --help"`)
+  throw usageError(`unknown command "${command}"; run "bun run cli --help"`)
 }
 
 try {
   run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
 } catch (error) {
-  const message = error instanceof UsageError || error instanceof GatewayError ? error.message : (error as Error).message
-  process.stderr.write(`chatgate: ${message.split('\n')[0]}\n`)
-  process.exit(error instanceof UsageError ? 2 : 1)
+  process.stderr.write(`chatgate: ${(error as Error).message.split('\n')[0]}\n`)
+  process.exit(error instanceof GatewayError && error.code === 'cli_usage' ? 2 : 1)
 }

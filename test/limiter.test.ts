@@ -1,3 +1,4 @@
+import { statusOf } from '../src/http/errors'
 import { describe, expect, test } from 'bun:test'
 import { type KeyLimits, MemoryLimiter } from '../src/limits/limiter'
 
@@ -31,7 +32,7 @@ describe('sliding-window request limit', () => {
     t = 61_000
     const refused = limiter.admit('k', limits(10), t)
     expect(refused.ok).toBe(false)
-    if (!refused.ok) expect(refused.error.headers?.['retry-after']).toBe('58')
+    if (!refused.ok) expect(String(refused.error.details.retryAfterSeconds)).toBe('58')
     // Only once the first admissions are 60 s old do they free up.
     expect(limiter.admit('k', limits(10), 119_000).ok).toBe(true)
   })
@@ -61,7 +62,7 @@ describe('sliding-window request limit', () => {
     const third = limiter.admit('k', limits(100, 2), 0)
     expect(first.ok && second.ok).toBe(true)
     expect(third.ok).toBe(false)
-    if (!third.ok) expect(third.error).toMatchObject({ code: 'concurrency_limit_exceeded', headers: { 'retry-after': '1' } })
+    if (!third.ok) expect(third.error).toMatchObject({ code: 'concurrency_limit_exceeded', details: { retryAfterSeconds: 1 } })
     if (first.ok) {
       first.release(0, 0)
       first.release(0, 0)
@@ -90,7 +91,7 @@ describe('tokens per minute', () => {
       expect(refused.error.code).toBe('rate_limit_exceeded')
       expect(refused.error.message).toContain('tokens per minute')
       // The first charge (60 at t=1 s) leaves at t=61 s, bringing the total to 50: 51 s from now.
-      expect(refused.error.headers?.['retry-after']).toBe('51')
+      expect(String(refused.error.details.retryAfterSeconds)).toBe('51')
     }
     expect(limiter.admit('k', tpm(100), 61_001).ok).toBe(true)
   })
@@ -106,7 +107,10 @@ describe('quotas', () => {
     expect(limiter.admit('k', quota(10, null), day).ok).toBe(true)
     const refused = limiter.admit('k', quota(10, null), day)
     expect(refused.ok).toBe(false)
-    if (!refused.ok) expect(refused.error).toMatchObject({ status: 429, type: 'rate_limit_error', code: 'quota_exceeded', headers: { 'retry-after': '60' } })
+    if (!refused.ok) {
+      expect(statusOf(refused.error)).toBe(429)
+      expect(refused.error).toMatchObject({ type: 'rate_limit_error', code: 'quota_exceeded', details: { retryAfterSeconds: 60 } })
+    }
     // A new UTC day starts a new count.
     expect(limiter.admit('k', quota(10, null), day + 61_000).ok).toBe(true)
   })
@@ -119,7 +123,7 @@ describe('quotas', () => {
     expect(refused.ok).toBe(false)
     if (!refused.ok) {
       expect(refused.error.code).toBe('quota_exceeded')
-      expect(refused.error.headers?.['retry-after']).toBe(String(Math.ceil((Date.UTC(2026, 11, 1) - day - 1000) / 1000)))
+      expect(String(refused.error.details.retryAfterSeconds)).toBe(String(Math.ceil((Date.UTC(2026, 11, 1) - day - 1000) / 1000)))
     }
     expect(limiter.admit('k', quota(null, 1000), Date.UTC(2026, 11, 1)).ok).toBe(true)
   })

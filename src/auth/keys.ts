@@ -1,7 +1,7 @@
 import { desc, eq, or, sql } from 'drizzle-orm'
 import { apiKeys, keyTableVersion, tiers } from '../../db/schema'
 import type { Db } from '../db'
-import { GatewayError } from '../errors'
+import { invalidRequest, notFound } from '../errors'
 
 export type KeyRecord = typeof apiKeys.$inferSelect
 
@@ -60,8 +60,7 @@ const LIMIT_FIELDS = [
   ['dailyRequestQuota', 'daily_request_quota'],
 ] as const
 
-const outOfRange = (param: string, max: number) =>
-  new GatewayError(400, 'invalid_request_error', `Invalid request: ${param} must be a whole number from 1 to ${max}`, undefined, param)
+const outOfRange = (param: string, max: number) => invalidRequest(`Invalid request: ${param} must be a whole number from 1 to ${max}`, { param })
 
 /** Checks every number in a new key or a change before anything is written: a refused request writes nothing. */
 function checkNumbers(input: KeyPatch): void {
@@ -77,7 +76,7 @@ function checkNumbers(input: KeyPatch): void {
 
 function checkName(raw: string): string {
   const name = raw.trim()
-  if (name === '' || name.length > 100) throw new GatewayError(400, 'invalid_request_error', 'name must be 1 to 100 characters', undefined, 'name')
+  if (name === '' || name.length > 100) throw invalidRequest('name must be 1 to 100 characters', { param: 'name' })
   return name
 }
 
@@ -127,13 +126,13 @@ export class KeyStore {
       .from(apiKeys)
       .where(or(eq(apiKeys.id, idOrPrefix), eq(apiKeys.prefix, idOrPrefix)))
       .get()
-    if (!record) throw new GatewayError(404, 'not_found_error', `no key with id or prefix "${idOrPrefix}"`, 'key_not_found')
+    if (!record) throw notFound(`no key with id or prefix "${idOrPrefix}"`, { code: 'key_not_found' })
     return record
   }
 
   private checkTier(tier: string): string {
     if (!this.db.select({ name: tiers.name }).from(tiers).where(eq(tiers.name, tier)).get()) {
-      throw new GatewayError(400, 'invalid_request_error', `unknown tier "${tier}"`, undefined, 'tier')
+      throw invalidRequest(`unknown tier "${tier}"`, { param: 'tier' })
     }
     return tier
   }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { GatewayError } from '../errors'
+import { invalidConfig } from '../errors'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
@@ -31,9 +31,7 @@ export interface GatewayEnv {
 
 const DEFAULT_CONFIG_FILE = './gateway.toml'
 
-function invalid(name: string, message: string): GatewayError {
-  return new GatewayError(400, 'invalid_request_error', `Invalid environment variable ${name}: ${message}`, 'invalid_config', name)
-}
+const invalid = (name: string, message: string) => invalidConfig(`Invalid environment variable ${name}: ${message}`, name)
 
 function integerVar(vars: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
   const raw = vars[name]

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { GatewayError } from '../errors'
+import { invalidConfig } from '../errors'
 import { providerKinds } from '../providers'
 import { DEFAULT_CONFIG } from './defaults'
 
@@ -128,9 +128,7 @@ function fieldName(pointer: string): string {
   return out || '(root)'
 }
 
-function configError(source: string, field: string, message: string): GatewayError {
-  return new GatewayError(400, 'invalid_request_error', `Invalid config (${source}): ${field}: ${message}`, 'invalid_config', field)
-}
+const configError = (source: string, field: string, message: string) => invalidConfig(`Invalid config (${source}): ${field}: ${message}`, field)
 
 /** Validates a parsed config file and fills every default. Throws a GatewayError naming the first bad field. */
 export function parseGatewayConfig(raw: unknown, source: string): GatewayConfig {

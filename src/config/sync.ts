@@ -1,7 +1,7 @@
 import { and, asc, count, eq, inArray, isNull, notInArray } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, tiers, upstreams } from '../../db/schema'
 import type { DbOrTx } from '../db'
-import { GatewayError } from '../errors'
+import { invalidRequest } from '../errors'
 import type { AliasSettings, GatewayConfig, TierSettings, UpstreamSettings } from './file'
 
 /** Stored names that the config no longer lists. */
@@ -30,12 +30,9 @@ export function syncConfig(db: DbOrTx, config: GatewayConfig, now = Date.now()):
           .all()
         const first = inUse[0]
         if (first) {
-          throw new GatewayError(
-            400,
-            'invalid_request_error',
+          throw invalidRequest(
             `Invalid config (${config.source}): tiers."${first.tier}": the file no longer names this tier, but ${first.keys} key${first.keys === 1 ? ' uses' : 's use'} it. Move ${first.keys === 1 ? 'it' : 'them'} to another tier (PATCH /admin/keys/{id}) or revoke ${first.keys === 1 ? 'it' : 'them'}, or keep the tier in the file.`,
-            'tier_in_use',
-            `tiers.${first.tier}`,
+            { code: 'tier_in_use', param: `tiers.${first.tier}` },
           )
         }
         tx.delete(tiers).where(inArray(tiers.name, droppedTiers)).run()

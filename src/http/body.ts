@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors'
+import { type GatewayError, invalidRequest } from '../errors'
 import { type JsonOutline, outlineJson } from '../wire/json-text'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
@@ -34,7 +34,7 @@ export interface BodyLimits {
 }
 
 const bodyTimeout = (ms: number) =>
-  new GatewayError(408, 'invalid_request_error', `The request body did not arrive within ${ms} ms`, 'body_timeout', undefined, { connection: 'close' })
+  invalidRequest(`The request body did not arrive within ${ms} ms`, { code: 'body_timeout', status: 408, closeConnection: true })
 
 interface BodyDeadline {
   at: number
@@ -98,10 +98,10 @@ export async function readJsonBody(request: Request, contentType: string, limits
   // No body at all is not a wrong content type; the route's schema decides whether it needed one.
   if (!request.body) return null
   if (!JSON_TYPE.test(contentType)) {
-    throw new GatewayError(415, 'invalid_request_error', `Content-Type must be application/json, got "${contentType || 'none'}"`)
+    throw invalidRequest(`Content-Type must be application/json, got "${contentType || 'none'}"`, { status: 415 })
   }
   const { maxBytes } = limits
-  const tooLarge = () => new GatewayError(413, 'invalid_request_error', `Request body is larger than ${maxBytes} bytes`)
+  const tooLarge = () => invalidRequest(`Request body is larger than ${maxBytes} bytes`, { status: 413 })
   const length = request.headers.get('content-length')
   if (length !== null) {
     // A declared length is enforced by HTTP framing: the body cannot be longer, so read it natively.
@@ -130,25 +130,19 @@ export async function readJsonBody(request: Request, contentType: string, limits
 }
 
 function parseJson(text: string, maxDepth: number): JsonBody {
-  if (text.length === 0) throw new GatewayError(400, 'invalid_request_error', 'Request body is empty')
+  if (text.length === 0) throw invalidRequest('Request body is empty')
   const outline = outlineJson(text, maxDepth)
   if (outline.tooDeep) {
-    throw new GatewayError(400, 'invalid_request_error', `Request body nests deeper than ${maxDepth} levels of arrays and objects`, 'json_too_deep')
+    throw invalidRequest(`Request body nests deeper than ${maxDepth} levels of arrays and objects`, { code: 'json_too_deep' })
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new GatewayError(400, 'invalid_request_error', `Malformed JSON body: ${(error as Error).message}`)
+    throw invalidRequest(`Malformed JSON body: ${(error as Error).message}`)
   }
   if (outline.duplicate !== null) {
-    throw new GatewayError(
-      400,
-      'invalid_request_error',
-      `Request body has the top-level key "${outline.duplicate}" more than once`,
-      'duplicate_key',
-      outline.duplicate,
-    )
+    throw invalidRequest(`Request body has the top-level key "${outline.duplicate}" more than once`, { code: 'duplicate_key', param: outline.duplicate })
   }
   return { text, value, outline }
 }

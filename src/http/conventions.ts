@@ -1,7 +1,9 @@
 import { Elysia, ValidationError } from 'elysia'
-import { type ErrorBody, GatewayError } from '../errors'
+import { GatewayError, internalError, invalidRequest, notFound } from '../errors'
+import { openaiErrorBody } from '../wire/openai/errors'
 import type { Logger } from '../log'
 import { type BodyLimits, readJsonBody, RefusedBody } from './body'
+import { errorHeaders, statusOf } from './errors'
 import { type HeaderNames, requestIdFor } from './headers'
 import type { RequestObserver } from './observer'
 import { beginRequest, elapsedMs, recordOf } from './request-record'
@@ -43,7 +45,7 @@ function validationError(error: ValidationError): GatewayError {
         ? 'is required'
         : (error.valueError?.message ?? 'is invalid').replace(/^Expected/, 'expected')
   const message = typeof error.customError === 'string' ? reason : `Invalid request: ${param ?? 'body'} ${reason}`
-  return new GatewayError(400, 'invalid_request_error', message, undefined, param)
+  return invalidRequest(message, { param })
 }
 
 /** Every failure, from any route or the framework itself, as a GatewayError. */
@@ -51,25 +53,24 @@ export function toGatewayError(code: string | number, error: unknown): GatewayEr
   if (error instanceof GatewayError) return error
   if (code === 'PARSE') {
     const cause = (error as Error).cause
-    return cause instanceof GatewayError ? cause : new GatewayError(400, 'invalid_request_error', 'Malformed request body')
+    return cause instanceof GatewayError ? cause : invalidRequest('Malformed request body')
   }
   if (error instanceof ValidationError) {
     // A route that did not rethrow its refused body (see RefusedBody) still answers with its error.
     return error.value instanceof RefusedBody ? error.value.error : validationError(error)
   }
-  if (code === 'NOT_FOUND') return new GatewayError(404, 'not_found_error', 'Unknown route')
-  return new GatewayError(500, 'api_error', 'Internal server error')
+  if (code === 'NOT_FOUND') return notFound('Unknown route')
+  return internalError('Internal server error')
 }
 
 /** How an API writes its errors: OpenAI's `{"error":{...}}` by default, Anthropic's on the Messages routes. */
 export type ErrorFormat = (error: GatewayError) => unknown
 
-export const openaiErrorFormat: ErrorFormat = (error): ErrorBody => error.toBody()
+export const openaiErrorFormat: ErrorFormat = openaiErrorBody
 
-export function errorResponse(error: GatewayError, format: ErrorFormat = openaiErrorFormat): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...error.headers }
-  return new Response(JSON.stringify(format(error)), { status: error.status, headers })
-}
+/** The one place where an error becomes an HTTP answer: its status, headers and body. */
+export const errorResponse = (error: GatewayError, format: ErrorFormat = openaiErrorFormat): Response =>
+  new Response(JSON.stringify(format(error)), { status: statusOf(error), headers: errorHeaders(error) })
 
 /**
  * The gateway's HTTP conventions, for every route: request ids, latency header, JSON bodies with a
@@ -82,9 +83,9 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
       const record = beginRequest(request, id)
       set.headers['x-request-id'] = id
       const host = request.headers.get('host')
-      if (host !== null && !VALID_HOST.test(host)) throw new GatewayError(400, 'invalid_request_error', 'Invalid Host header', 'invalid_host')
+      if (host !== null && !VALID_HOST.test(host)) throw invalidRequest('Invalid Host header', { code: 'invalid_host' })
       if (record.path.includes('%') && !decodable(record.path)) {
-        throw new GatewayError(400, 'invalid_request_error', 'The request path is not valid percent-encoding', 'invalid_path')
+        throw invalidRequest('The request path is not valid percent-encoding', { code: 'invalid_path' })
       }
     })
     .onParse({ as: 'global' }, async function parseJson({ request, contentType }) {
@@ -114,11 +115,12 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
     .onError({ as: 'global' }, function shapeError({ code, error, request, set }) {
       const gatewayError = toGatewayError(code, error)
       const record = recordOf(request)
-      if (gatewayError.status >= 500 && !(error instanceof GatewayError)) {
+      const status = statusOf(gatewayError)
+      if (status >= 500 && !(error instanceof GatewayError)) {
         log.error({ err: error, request_id: record.id, path: record.path }, 'unhandled error')
       }
       set.headers[headers.latency] = String(elapsedMs(record))
-      observer.finish(record, gatewayError.status, gatewayError)
+      observer.finish(record, status, gatewayError)
       return errorResponse(gatewayError, errorFormatFor(record.path))
     })
 }

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors'
+import { type GatewayError, rateLimited } from '../errors'
 import { UtcDays } from '../usage/recorder'
 
 /** The limits in force for one key: its tier's, with the key's own overrides applied. */
@@ -144,9 +144,7 @@ function msUntilNextMonth(now: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - now
 }
 
-function refusal(code: string, message: string, retryAfterSeconds: number): GatewayError {
-  return new GatewayError(429, 'rate_limit_error', message, code, undefined, { 'retry-after': String(retryAfterSeconds) })
-}
+const refusal = (code: string, message: string, retryAfterSeconds: number) => rateLimited(message, { code, retryAfterSeconds })
 
 /**
  * Exact limits for one process. Requests per minute and tokens per minute are sliding logs: no 60 s

@@ -6,35 +6,46 @@ import { type ErrorType, GatewayError } from '../errors'
  */
 export type RetryScope = 'same' | 'other' | 'none'
 
+export interface UpstreamErrorOptions {
+  /** What another attempt may achieve. */
+  retry: RetryScope
+  code: string
+  /** The upstream's own 4xx, relayed as it came. */
+  status?: number
+  /** Milliseconds the upstream asked us to wait (retry-after), when it said. */
+  retryAfterMs?: number
+}
+
 /** An upstream attempt failed; the router decides from `retry` what the caller finally sees. */
 export class UpstreamError extends GatewayError {
-  constructor(
-    status: number,
-    type: ErrorType,
-    message: string,
-    readonly retry: RetryScope,
-    code?: string,
-    headers?: Record<string, string>,
-    /** Milliseconds the upstream asked us to wait (retry-after), when it said. */
-    readonly retryAfterMs?: number,
-  ) {
-    super(status, type, message, code, undefined, headers)
+  readonly retry: RetryScope
+  readonly retryAfterMs: number | undefined
+
+  constructor(type: ErrorType, message: string, options: UpstreamErrorOptions) {
+    const retryAfterSeconds =
+      options.retryAfterMs === undefined || type !== 'rate_limit_error' ? undefined : Math.max(1, Math.ceil(options.retryAfterMs / 1000))
+    super(type, message, { code: options.code, status: options.status, retryAfterSeconds })
     this.name = 'UpstreamError'
+    this.retry = options.retry
+    this.retryAfterMs = options.retryAfterMs
   }
 }
 
-export class UpstreamTimeoutError extends UpstreamError {
-  constructor(upstream: string, what: string) {
-    super(504, 'timeout_error', `Upstream "${upstream}" timed out (${what})`, 'same', 'upstream_timeout')
-    this.name = 'UpstreamTimeoutError'
-  }
-}
+export const upstreamTimeout = (upstream: string, what: string) =>
+  new UpstreamError('timeout_error', `Upstream "${upstream}" timed out (${what})`, { retry: 'same', code: 'upstream_timeout' })
 
 export const connectionLost = (upstream: string, detail: string) =>
-  new UpstreamError(502, 'upstream_error', `Upstream "${upstream}" connection failed: ${detail}`, 'same', 'upstream_connection_error')
+  new UpstreamError('upstream_error', `Upstream "${upstream}" connection failed: ${detail}`, { retry: 'same', code: 'upstream_connection_error' })
 
 export const protocolViolation = (upstream: string, detail: string) =>
-  new UpstreamError(502, 'upstream_error', `Upstream "${upstream}" sent an invalid response: ${detail}`, 'same', 'upstream_invalid_response')
+  new UpstreamError('upstream_error', `Upstream "${upstream}" sent an invalid response: ${detail}`, { retry: 'same', code: 'upstream_invalid_response' })
+
+/** An error event in the middle of an upstream's stream; overloaded is worth another attempt. */
+export const streamError = (upstream: string, message: string, overloaded: boolean) =>
+  new UpstreamError('upstream_error', `Upstream "${upstream}" stream error: ${message}`, {
+    retry: overloaded ? 'same' : 'other',
+    code: 'upstream_stream_error',
+  })
 
 /** The upstream's own error message from a JSON error body (OpenAI or Anthropic shape), else a short excerpt. */
 export function upstreamMessage(body: string): string {
@@ -69,39 +80,27 @@ export function upstreamHttpError(upstream: string, status: number, headers: Hea
   if (status === 401) {
     // Our credentials for the upstream are wrong: the caller cannot fix that, so it is our 502. Like
     // any other upstream 4xx it is neither retried nor failed over.
-    return new UpstreamError(502, 'upstream_error', `Upstream "${upstream}" rejected the gateway's credentials`, 'none', 'upstream_auth_failed')
+    return new UpstreamError('upstream_error', `Upstream "${upstream}" rejected the gateway's credentials`, { retry: 'none', code: 'upstream_auth_failed' })
   }
   if (status === 429) {
-    const retryHeaders = wait !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) } : undefined
-    return new UpstreamError(
-      429,
-      'rate_limit_error',
-      `Upstream "${upstream}" is rate limiting: ${message}`,
-      'same',
-      'upstream_rate_limited',
-      retryHeaders,
-      wait,
-    )
+    return new UpstreamError('rate_limit_error', `Upstream "${upstream}" is rate limiting: ${message}`, {
+      retry: 'same',
+      code: 'upstream_rate_limited',
+      retryAfterMs: wait,
+    })
   }
   if (status >= 400 && status < 500 && status !== 408) {
-    return new UpstreamError(status, 'invalid_request_error', message, 'none', 'upstream_rejected')
+    return new UpstreamError('invalid_request_error', message, { retry: 'none', code: 'upstream_rejected', status })
   }
-  return new UpstreamError(
-    502,
-    'upstream_error',
-    `Upstream "${upstream}" failed with HTTP ${status}: ${message}`,
-    'same',
-    'upstream_http_error',
-    undefined,
-    wait,
-  )
+  return new UpstreamError('upstream_error', `Upstream "${upstream}" failed with HTTP ${status}: ${message}`, {
+    retry: 'same',
+    code: 'upstream_http_error',
+    retryAfterMs: wait,
+  })
 }
 
 export const notConfigured = (upstream: string, envVar: string) =>
-  new UpstreamError(
-    502,
-    'upstream_error',
-    `Upstream "${upstream}" is not configured: set the environment variable ${envVar}`,
-    'other',
-    'upstream_not_configured',
-  )
+  new UpstreamError('upstream_error', `Upstream "${upstream}" is not configured: set the environment variable ${envVar}`, {
+    retry: 'other',
+    code: 'upstream_not_configured',
+  })

@@ -1,11 +1,8 @@
-import { GatewayError } from '../errors'
-import { UpstreamError, UpstreamTimeoutError } from '../providers/errors'
+import { clientClosed, GatewayError, overloaded } from '../errors'
+import { UpstreamError, upstreamTimeout } from '../providers/errors'
 import type { AttemptContext } from '../providers/types'
 import type { CircuitBreakers } from './circuit'
 import type { Alias, Target } from './table'
-
-/** The caller went away: nothing more is owed to it. */
-export const clientClosed = () => new GatewayError(499, 'api_error', 'Client closed the request', 'client_closed')
 
 /** One attempt's lifetime: its abort signal (caller disconnect, connect and overall timeouts). */
 export interface AttemptScope extends AttemptContext {
@@ -21,10 +18,10 @@ function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: numb
   const onClientAbort = () => controller.abort(clientClosed())
   if (clientSignal.aborted) onClientAbort()
   else clientSignal.addEventListener('abort', onClientAbort, { once: true })
-  const overall = setTimeout(() => controller.abort(new UpstreamTimeoutError(name, `no complete answer within ${timeoutMs} ms`)), timeoutMs)
+  const overall = setTimeout(() => controller.abort(upstreamTimeout(name, `no complete answer within ${timeoutMs} ms`)), timeoutMs)
   let connect: Timer | null =
     connectTimeoutMs < timeoutMs
-      ? setTimeout(() => controller.abort(new UpstreamTimeoutError(name, `no response within ${connectTimeoutMs} ms`)), connectTimeoutMs)
+      ? setTimeout(() => controller.abort(upstreamTimeout(name, `no response within ${connectTimeoutMs} ms`)), connectTimeoutMs)
       : null
   const responded = () => {
     if (connect) clearTimeout(connect)
@@ -142,7 +139,7 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
       const remaining = deadline - now()
       if (remaining <= 0) {
         circuits.abandon(key)
-        throw new UpstreamTimeoutError(target.upstream.name, `the request's ${options.deadlineMs} ms deadline passed`)
+        throw upstreamTimeout(target.upstream.name, `the request's ${options.deadlineMs} ms deadline passed`)
       }
       attempts++
       options.onAttempt(target, attempts)
@@ -197,14 +194,8 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
 
   if (lastError) throw lastError
   const retryAfter = Math.max(1, Math.ceil((skippedMs ?? 1000) / 1000))
-  throw new GatewayError(
-    503,
-    'overloaded_error',
-    `Every target of "${alias.name}" is unavailable (circuit open); retry in ${retryAfter} s`,
-    'circuit_open',
-    undefined,
-    {
-      'retry-after': String(retryAfter),
-    },
-  )
+  throw overloaded(`Every target of "${alias.name}" is unavailable (circuit open); retry in ${retryAfter} s`, {
+    code: 'circuit_open',
+    retryAfterSeconds: retryAfter,
+  })
 }

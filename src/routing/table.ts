@@ -1,6 +1,6 @@
 import type { TierSettings, UpstreamSettings } from '../config/file'
 import type { StoredRouting } from '../config/sync'
-import { GatewayError } from '../errors'
+import { internalError, notFound } from '../errors'
 import { providerKinds } from '../providers'
 import type { Provider, ProviderContext } from '../providers/types'
 
@@ -61,7 +61,7 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, con
   for (const settings of stored.upstreams) {
     const kind = providerKinds.get(settings.kind)
     if (!kind) {
-      throw new GatewayError(500, 'api_error', `upstream "${settings.name}" in the database has kind "${settings.kind}", which this build does not implement`)
+      throw internalError(`upstream "${settings.name}" in the database has kind "${settings.kind}", which this build does not implement`)
     }
     providers.set(settings.name, { settings, provider: kind.create(settings, context) })
   }
@@ -70,7 +70,7 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, con
   for (const stored_ of stored.aliases) {
     const targets = stored_.targets.map((target): Target => {
       const entry = providers.get(target.upstream)
-      if (!entry) throw new GatewayError(500, 'api_error', `alias "${stored_.name}" points at unknown upstream "${target.upstream}"`)
+      if (!entry) throw internalError(`alias "${stored_.name}" points at unknown upstream "${target.upstream}"`)
       return { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight }
     })
     const model: ModelRecord = {
@@ -95,7 +95,7 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, con
 export function resolveAlias(table: RoutingTable, name: string): Alias {
   const alias = table.aliases.get(name)
   if (!alias) {
-    throw new GatewayError(404, 'not_found_error', `The model "${name}" does not exist. GET /v1/models lists the available models.`, 'model_not_found', 'model')
+    throw notFound(`The model "${name}" does not exist. GET /v1/models lists the available models.`, { code: 'model_not_found', param: 'model' })
   }
   return alias
 }

@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors'
 import type { JsonBody } from '../http/body'
 import type { Target } from '../routing/table'
+import { openaiErrorBody } from '../wire/openai/errors'
 import { ChunkRelay, completionJson } from '../wire/openai/relay'
 import type { ChatRequest, StreamChunk } from '../wire/openai/types'
 import type { EventStream, Exchange } from './exchange'
@@ -44,7 +45,7 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
               const iterator = await target.provider.stream(forTarget(target), attempt, body)
               return relayChunks(iterator, new ChunkRelay(request.model, request.stream_options?.include_usage === true))
             },
-            failureEvent: (error: GatewayError) => `data: ${JSON.stringify(error.toBody())}\n\n`,
+            failureEvent: (error: GatewayError) => `data: ${JSON.stringify(openaiErrorBody(error))}\n\n`,
           }
         : null,
   }

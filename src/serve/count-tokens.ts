@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors'
+import { invalidRequest, rateLimited } from '../errors'
 import type { Gateway } from '../gateway'
 import { setRateLimitHeaders } from '../http/headers'
 import type { JsonBody } from '../http/body'
@@ -8,7 +8,7 @@ import { resolveAlias } from '../routing/table'
 import { fromMessagesRequest, openaiCannotServe } from '../wire/anthropic/chat'
 import type { MessagesRequest } from '../wire/anthropic/types'
 import { applyEdits, replacement } from '../wire/json-text'
-import type { ServeCall } from './serve'
+import { authorizeAlias, type ServeCall } from './serve'
 
 /**
  * `POST /v1/messages/count_tokens`: Anthropic upstreams answer it themselves (the caller's text,
@@ -28,27 +28,18 @@ export async function countTokens(
   const routing = gateway.routing
   const alias = resolveAlias(routing, request.model)
   record.alias = alias.name
-  if (!caller.tier.allows(alias.name)) {
-    throw new GatewayError(403, 'permission_error', `Tier "${caller.tier.name}" may not use the model "${alias.name}"`, 'model_not_allowed', 'model')
-  }
+  authorizeAlias(caller, alias)
   const state = gateway.limiter.peek(caller.key.id, caller.limits, gateway.now())
   setRateLimitHeaders(call.headers, state)
   if (state.remaining === 0) {
     const wait = Math.max(1, state.resetSeconds)
-    throw new GatewayError(
-      429,
-      'rate_limit_error',
-      `Rate limit reached: ${state.limit} requests per minute. Try again in ${wait} s.`,
-      'rate_limit_exceeded',
-      undefined,
-      {
-        'retry-after': String(wait),
-      },
-    )
+    throw rateLimited(`Rate limit reached: ${state.limit} requests per minute. Try again in ${wait} s.`, {
+      code: 'rate_limit_exceeded',
+      retryAfterSeconds: wait,
+    })
   }
   const countable = alias.targets.filter((t) => t.provider.messages || (t.provider.countTokens && !openaiCannotServe(request)))
-  if (countable.length === 0)
-    throw new GatewayError(400, 'invalid_request_error', `No target of "${alias.name}" can count these tokens`, 'unsupported_parameter', 'model')
+  if (countable.length === 0) throw invalidRequest(`No target of "${alias.name}" can count these tokens`, { code: 'unsupported_parameter', param: 'model' })
   const served = await dispatch(
     { ...alias, targets: countable },
     {

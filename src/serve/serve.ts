@@ -1,10 +1,10 @@
 import type { Caller } from '../auth/authenticate'
-import { GatewayError, unsupported } from '../errors'
+import { clientClosed, GatewayError, permissionDenied, unsupported } from '../errors'
 import type { Gateway } from '../gateway'
 import { setRateLimitHeaders, takeHeaders } from '../http/headers'
 import { elapsedMs, type RequestRecord } from '../http/request-record'
 import type { UpstreamError } from '../providers/errors'
-import { clientClosed, type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
+import { type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
 import type { Usage } from '../wire/openai/types'
 import type { EventStream, Exchange, StreamSide } from './exchange'
@@ -45,6 +45,12 @@ function servableTargets(alias: Alias, exchange: Exchange): Alias {
   return { ...alias, targets: servable }
 }
 
+/** Refuses an alias the caller's tier may not use (its `models` globs). */
+export function authorizeAlias(caller: Caller, alias: Alias): void {
+  if (!caller.tier.allows(alias.name))
+    throw permissionDenied(`Tier "${caller.tier.name}" may not use the model "${alias.name}"`, { code: 'model_not_allowed', param: 'model' })
+}
+
 /**
  * Serves one request, for any inbound API: resolve the alias, check the tier may use it, admit it
  * through the limiter, dispatch it to a target (retries, failover, circuits), count it, respond.
@@ -57,9 +63,7 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
   const routing = gateway.routing
   const alias = servableTargets(resolveAlias(routing, exchange.model), exchange)
   record.alias = alias.name
-  if (!caller.tier.allows(alias.name)) {
-    throw new GatewayError(403, 'permission_error', `Tier "${caller.tier.name}" may not use the model "${alias.name}"`, 'model_not_allowed', 'model')
-  }
+  authorizeAlias(caller, alias)
   const admission = gateway.limiter.admit(caller.key.id, caller.limits, gateway.now())
   setRateLimitHeaders(call.headers, admission.state)
   if (!admission.ok) {
@@ -140,7 +144,7 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
 }
 
 function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamError): void {
-  const fields = { upstream: target.upstream.name, model: target.model, code: error.code, status: error.status }
+  const fields = { upstream: target.upstream.name, model: target.model, code: error.code, type: error.type }
   if (error.code === 'upstream_auth_failed') {
     // Our own credentials are wrong: every request to this upstream will fail until an operator acts.
     gateway.log.error(
@@ -183,7 +187,7 @@ function streamResponse(
         } catch (error) {
           if (finished) return
           // A caller's disconnect aborts the attempt, so a pending read fails with client_closed.
-          const failure = error instanceof GatewayError ? error : new GatewayError(502, 'upstream_error', 'Upstream stream failed')
+          const failure = error instanceof GatewayError ? error : new GatewayError('upstream_error', 'Upstream stream failed')
           await finish(failure)
           if (failure.code === 'client_closed') return
           controller.enqueue(stream.failureEvent(failure))

@@ -1,7 +1,7 @@
 import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
 import { apiKeys, usageDaily, usageJournals } from '../../db/schema'
 import type { Db } from '../db'
-import { GatewayError } from '../errors'
+import { invalidRequest } from '../errors'
 import type { QuotaBaseline } from '../limits/limiter'
 import { claimOrphan, type JournalBatch, type JournalFile, listJournals, readJournal, type UsageJournal } from './journal'
 import { MinuteRollups, type SeriesPoint, type SeriesQuery, usageSeries } from './rollups'
@@ -451,11 +451,11 @@ export function usageRange(from: string | undefined, to: string | undefined, now
   for (const param of ['from', 'to'] as const) {
     const value = range[param]
     if (!DATE.test(value) || utcDate(Date.parse(`${value}T00:00:00Z`) || 0) !== value) {
-      throw new GatewayError(400, 'invalid_request_error', `Invalid request: ${param} must be a date like 2026-01-31, got "${value}"`, undefined, param)
+      throw invalidRequest(`Invalid request: ${param} must be a date like 2026-01-31, got "${value}"`, { param: param })
     }
   }
   const days = (Date.parse(range.to) - Date.parse(range.from)) / 86_400_000
-  if (days < 0) throw new GatewayError(400, 'invalid_request_error', 'Invalid request: from must not be after to', undefined, 'from')
-  if (days >= MAX_RANGE_DAYS) throw new GatewayError(400, 'invalid_request_error', `Invalid request: at most ${MAX_RANGE_DAYS} days at once`, undefined, 'from')
+  if (days < 0) throw invalidRequest('Invalid request: from must not be after to', { param: 'from' })
+  if (days >= MAX_RANGE_DAYS) throw invalidRequest(`Invalid request: at most ${MAX_RANGE_DAYS} days at once`, { param: 'from' })
   return range
 }

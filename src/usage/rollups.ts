@@ -1,7 +1,7 @@
 import type { SQLQueryBindings, Statement } from 'bun:sqlite'
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from '../../db/schema'
 import type { Db } from '../db'
-import { GatewayError } from '../errors'
+import { invalidRequest } from '../errors'
 import type { UsageEntry } from './recorder'
 
 const LAT_COLUMNS = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `lat_${i}`)
@@ -138,14 +138,14 @@ export interface SeriesPoint {
  */
 export function usageSeries(db: Db, query: SeriesQuery): SeriesPoint[] {
   const step = BUCKET_SECONDS[query.bucket]
-  if (query.to <= query.from) throw new GatewayError(400, 'invalid_request_error', 'Invalid request: from must be before to', undefined, 'from')
+  if (query.to <= query.from) throw invalidRequest('Invalid request: from must be before to', { param: 'from' })
   // The buckets are the last ceil(span / step) ones, ending with the bucket that holds `to`: an
   // hour of minutes is always 60 points, however the range is aligned.
   const count = Math.ceil((query.to - query.from) / 1000 / step)
   const last = Math.floor((query.to - 1) / 1000 / step) * step
   const first = last - (count - 1) * step
   if (count > MAX_POINTS) {
-    throw new GatewayError(400, 'invalid_request_error', `Invalid request: ${count} ${query.bucket} buckets asked; at most ${MAX_POINTS}`, undefined, 'bucket')
+    throw invalidRequest(`Invalid request: ${count} ${query.bucket} buckets asked; at most ${MAX_POINTS}`, { param: 'bucket' })
   }
   const points: SeriesPoint[] = Array.from({ length: count }, (_, i) => ({
     t: new Date((first + i * step) * 1000).toISOString(),

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
+import { statusOf } from '../../src/http/errors'
 import {
   anthropicCannotServe,
   fromMessagesRequest,
@@ -183,7 +184,8 @@ describe('request: OpenAI -> Anthropic, row by row', () => {
         throw new Error('expected a 400')
       } catch (error) {
         expect(error).toBeInstanceOf(GatewayError)
-        expect(error as GatewayError).toMatchObject({ status: 400, type: 'invalid_request_error', param: 'messages.0.tool_calls.0.function.arguments' })
+        expect(statusOf(error as GatewayError)).toBe(400)
+        expect(error as GatewayError).toMatchObject({ type: 'invalid_request_error', param: 'messages.0.tool_calls.0.function.arguments' })
       }
     }
   })

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
+import { statusOf } from '../../src/http/errors'
 import type { ChatRequest } from '../../src/wire/openai/types'
 import { checkChatRequest } from '../../src/wire/openai/validate'
 
@@ -12,7 +13,7 @@ function refusal(body: ChatRequest): { param?: string; message: string } | null 
   } catch (error) {
     expect(error).toBeInstanceOf(GatewayError)
     const gatewayError = error as GatewayError
-    expect(gatewayError.status).toBe(400)
+    expect(statusOf(gatewayError)).toBe(400)
     expect(gatewayError.type).toBe('invalid_request_error')
     return { param: gatewayError.param, message: gatewayError.message }
   }

@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { GatewayError } from '../../../src/errors'
+import { invalidRequest } from '../../../src/errors'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../../src/http/admin'
 import { ErrorSchema, Int } from '../../../src/http/schemas'
 import type { SeriesBucket } from '../../../src/usage/rollups'
@@ -10,8 +10,7 @@ const DEFAULT_SPAN_MS: Record<SeriesBucket, number> = { minute: 3_600_000, hour:
 function time(param: 'from' | 'to', value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback
   const ms = Date.parse(value)
-  if (Number.isNaN(ms))
-    throw new GatewayError(400, 'invalid_request_error', `Invalid request: ${param} must be an ISO time like 2026-01-31T12:00:00Z`, undefined, param)
+  if (Number.isNaN(ms)) throw invalidRequest(`Invalid request: ${param} must be an ISO time like 2026-01-31T12:00:00Z`, { param: param })
   return ms
 }
 

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path'
 import { Elysia, t } from 'elysia'
-import { GatewayError } from '../../../src/errors'
+import { notFound } from '../../../src/errors'
 import { defineAdminRoute } from '../../../src/http/admin'
 
 const UPLOT = join(dirname(Bun.resolveSync('uplot/package.json', import.meta.dir)), 'dist')
@@ -19,7 +19,7 @@ export default defineAdminRoute(() =>
     '',
     ({ params }) => {
       const asset = ASSETS.get(params.file)
-      if (!asset) throw new GatewayError(404, 'not_found_error', 'Unknown route')
+      if (!asset) throw notFound('Unknown route')
       return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } })
     },
     { params: t.Object({ file: t.String() }), detail: { hide: true } },

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path'
 import { Elysia, t } from 'elysia'
-import { GatewayError } from '../../../src/errors'
+import { notFound } from '../../../src/errors'
 import { defineRoute } from '../../../src/http/route'
 
 /** Swagger UI's own files, served locally so /swagger renders on a machine with no internet. */
@@ -15,7 +15,7 @@ export default defineRoute(() =>
     '',
     ({ params }) => {
       const type = ASSETS.get(params.file)
-      if (!type) throw new GatewayError(404, 'not_found_error', 'Unknown route')
+      if (!type) throw notFound('Unknown route')
       return new Response(Bun.file(join(DIST, params.file)), {
         headers: { 'content-type': type, 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' },
       })

@@ -3,7 +3,7 @@ import { anthropicCannotServe, toChatCompletion, toMessagesRequest } from '../..
 import { ChunksFromAnthropic } from '../../wire/anthropic/stream'
 import type { MessageResponse, StreamEvent } from '../../wire/anthropic/types'
 import type { StreamChunk } from '../../wire/openai/types'
-import { connectionLost, protocolViolation, UpstreamError } from '../errors'
+import { connectionLost, protocolViolation, streamError } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches, type SseEvent } from '../sse'
 import type { AnthropicEvent, AnthropicHeaders, MessagesApi, Provider, ProviderContext, ProviderKind } from '../types'
@@ -46,14 +46,7 @@ async function* anthropicEvents(
         const event = parseEvent(upstream, sse)
         if (event.type === 'error') {
           if (batch.length > 0) yield batch
-          const overloaded = event.error?.type === 'overloaded_error'
-          throw new UpstreamError(
-            502,
-            'upstream_error',
-            `Upstream "${upstream}" stream error: ${event.error?.message ?? 'unknown'}`,
-            overloaded ? 'same' : 'other',
-            'upstream_stream_error',
-          )
+          throw streamError(upstream, event.error?.message ?? 'unknown', event.error?.type === 'overloaded_error')
         }
         batch.push({ data: sse.data, event })
         if (event.type === 'message_stop') {
