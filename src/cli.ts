@@ -3,7 +3,8 @@ import { tiers } from '../db/schema'
 import { KeyService } from './auth/key-service'
 import { keyView, KeyStore, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
 import { readEnv } from './config/env'
-import { loadGatewayConfig } from './config/file'
+import { loadGatewayConfig } from './config/load'
+import { providerKinds } from './providers'
 import { syncConfig } from './config/sync'
 import { openStorage, type Storage } from './db'
 import { GatewayError, invalidRequest } from './errors'
@@ -45,7 +46,7 @@ function openForCli(): Storage {
   const env = readEnv()
   const storage = openStorage(env.dbPath)
   if (storage.db.select({ name: tiers.name }).from(tiers).limit(1).all().length === 0) {
-    syncConfig(storage.db, loadGatewayConfig(env.configPath))
+    syncConfig(storage.db, loadGatewayConfig(env.configPath, providerKinds))
   }
   return storage
 }

@@ -3,16 +3,18 @@ import { KeyCache } from './auth/key-cache'
 import { KeyService } from './auth/key-service'
 import { KeyStore } from './auth/keys'
 import type { GatewayEnv } from './config/env'
-import { type GatewayConfig, loadGatewayConfig } from './config/file'
+import { loadGatewayConfig } from './config/load'
+import type { GatewayConfig } from './config/types'
+import { providerKinds } from './providers'
 import { readStoredRouting, syncConfig } from './config/sync'
 import { openStorage, type Storage } from './db'
 import { headerNames, type HeaderNames } from './http/headers'
 import { type Limiter, MemoryLimiter } from './limits/limiter'
-import { RequestObserver } from './http/observer'
+import { RequestObserver } from './observe/observer'
 import type { Logger } from './log'
-import { GatewayMetrics } from './metrics'
+import { GatewayMetrics } from './observe/metrics'
 import { CircuitBreakers } from './routing/circuit'
-import { targetKey } from './routing/dispatch'
+import { targetKey } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import { UsageRecorder, usageBaseline } from './usage/recorder'
 import { UsageJournal } from './usage/journal'
@@ -77,7 +79,7 @@ function applyConfig(storage: Storage, config: GatewayConfig, env: GatewayEnv, n
  * they started with. A bad file throws a GatewayError naming the field, and nothing changes.
  */
 export function reloadConfig(gateway: Gateway): { source: string; tiers: number; upstreams: number; aliases: number } {
-  const config = loadGatewayConfig(gateway.env.configPath)
+  const config = loadGatewayConfig(gateway.env.configPath, providerKinds)
   const routing = applyConfig(gateway.storage, config, gateway.env, gateway.now())
   gateway.config = config
   gateway.routing = routing
@@ -89,7 +91,7 @@ export function reloadConfig(gateway: Gateway): { source: string; tiers: number;
 
 /** Opens the database, applies the config and builds the in-memory routing and key tables. */
 export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gateway {
-  const config = loadGatewayConfig(env.configPath)
+  const config = loadGatewayConfig(env.configPath, providerKinds)
   const storage = openStorage(env.dbPath)
   try {
     const routing = applyConfig(storage, config, env, now())

@@ -1,4 +1,4 @@
-import type { LogLevel } from './config/env'
+import type { LogLevel } from './config/types'
 
 const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 }
 

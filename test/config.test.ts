@@ -1,6 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import { readEnv } from '../src/config/env'
-import { loadGatewayConfig, parseGatewayConfig } from '../src/config/file'
+import { loadGatewayConfig as loadWithKinds, parseGatewayConfig as parseWithKinds } from '../src/config/load'
+import { providerKinds } from '../src/providers'
+
+const loadGatewayConfig = (path: string | null) => loadWithKinds(path, providerKinds)
+const parseGatewayConfig = (raw: unknown, source: string) => parseWithKinds(raw, source, providerKinds)
 import { GatewayError } from '../src/errors'
 import { tempDir, writeConfig } from './support/gateway'
 

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
 import { KeyStore } from '../src/auth/keys'
-import { loadGatewayConfig } from '../src/config/file'
+import { loadGatewayConfig } from '../src/config/load'
+import { providerKinds } from '../src/providers'
 import { syncConfig } from '../src/config/sync'
 import { openStorage } from '../src/db'
 import { UsageRecorder } from '../src/usage/recorder'
@@ -24,7 +25,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     // Known traffic: requests in three distinct minutes of the last hour, on one key.
     const dbPath = join(dir.path, 'gateway.sqlite')
     const storage = openStorage(dbPath)
-    syncConfig(storage.db, loadGatewayConfig(null))
+    syncConfig(storage.db, loadGatewayConfig(null, providerKinds))
     const { record } = new KeyStore(storage.db).create({ name: 'seeded', tier: 'pro' }, Date.now())
     const recorder = new UsageRecorder(storage.db, null)
     const now = Date.now()

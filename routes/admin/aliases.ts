@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
 import { ErrorSchema, Int } from '../../src/http/schemas'
-import { targetKey } from '../../src/routing/dispatch'
+import { targetKey } from '../../src/routing/circuit'
 
 const AliasSchema = t.Object({
   name: t.String(),

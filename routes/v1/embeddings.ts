@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { EmbeddingsRequestSchema, EmbeddingsResponseSchema } from '../../src/http/inbound-schemas'
-import { recordOf } from '../../src/http/request-record'
+import { recordOf } from '../../src/observe/request-record'
 import { defineRoute } from '../../src/http/route'
 import { ErrorSchema } from '../../src/http/schemas'
 import { embeddingsExchange } from '../../src/serve/embeddings'

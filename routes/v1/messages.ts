@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { AnthropicErrorSchema, MessageSchema, MessagesRequestSchema } from '../../src/http/inbound-schemas'
-import { recordOf } from '../../src/http/request-record'
+import { recordOf } from '../../src/observe/request-record'
 import { defineRoute } from '../../src/http/route'
 import { messagesExchange } from '../../src/serve/messages'
 import { serve } from '../../src/serve/serve'

@@ -1,4 +1,4 @@
-import type { ConfigFile } from './file'
+import type { ConfigFile } from './schema'
 
 /**
  * What a newcomer gets with no config file: three tiers, the offline `local/echo` alias, and

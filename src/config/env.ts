@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs'
 import { invalidConfig } from '../errors'
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+import type { LogLevel } from './types'
 
 /** Everything the process reads from its environment, validated once at start. */
 export interface GatewayEnv {

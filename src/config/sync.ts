@@ -2,7 +2,7 @@ import { and, asc, count, eq, inArray, isNull, notInArray } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, tiers, upstreams } from '../../db/schema'
 import type { DbOrTx } from '../db'
 import { invalidRequest } from '../errors'
-import type { AliasSettings, GatewayConfig, TierSettings, UpstreamSettings } from './file'
+import type { AliasSettings, GatewayConfig, StoredRouting } from './types'
 
 /** Stored names that the config no longer lists. */
 const unnamed = (named: string[], stored: { name: string }[]) => stored.map((row) => row.name).filter((name) => !named.includes(name))
@@ -78,12 +78,6 @@ export function syncConfig(db: DbOrTx, config: GatewayConfig, now = Date.now()):
     },
     { behavior: 'immediate' },
   )
-}
-
-export interface StoredRouting {
-  tiers: TierSettings[]
-  upstreams: UpstreamSettings[]
-  aliases: (AliasSettings & { createdAt: number })[]
 }
 
 /** Everything routing needs, read once (at start or reload) so requests never touch the database for it. */

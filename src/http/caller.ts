@@ -4,7 +4,7 @@ import { unauthorized } from '../errors'
 import type { Gateway } from '../gateway'
 import { acceptBody } from './body'
 import { setRateLimitHeaders } from './headers'
-import { recordOf } from './request-record'
+import { recordOf } from '../observe/request-record'
 
 /** OpenAPI security requirement for routes that take a caller key. */
 export const CALLER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }]

@@ -5,8 +5,8 @@ import type { Logger } from '../log'
 import { type BodyLimits, readJsonBody, RefusedBody } from './body'
 import { errorHeaders, statusOf } from './errors'
 import { type HeaderNames, requestIdFor } from './headers'
-import type { RequestObserver } from './observer'
-import { beginRequest, elapsedMs, recordOf } from './request-record'
+import type { RequestObserver } from '../observe/observer'
+import { beginRequest, elapsedMs, recordOf } from '../observe/request-record'
 
 export interface ConventionsOptions {
   headers: HeaderNames

@@ -1,5 +1,5 @@
 import { type GatewayError, rateLimited } from '../errors'
-import { UtcDays } from '../usage/recorder'
+import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
 
 /** The limits in force for one key: its tier's, with the key's own overrides applied. */
 export interface KeyLimits {
@@ -50,7 +50,7 @@ export interface Limiter {
   admit(keyId: string, limits: KeyLimits, now: number): Admission
 }
 
-const WINDOW_MS = 60_000
+const WINDOW_MS = MINUTE_MS
 /** Keys with nothing in their window and nothing in flight are dropped after this long. */
 const IDLE_EVICT_MS = 2 * WINDOW_MS
 
@@ -133,15 +133,6 @@ interface KeyState {
   requestsToday: number
   month: string
   tokensThisMonth: number
-}
-
-function msUntilNextDay(now: number): number {
-  const d = new Date(now)
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) - now
-}
-function msUntilNextMonth(now: number): number {
-  const d = new Date(now)
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) - now
 }
 
 const refusal = (code: string, message: string, retryAfterSeconds: number) => rateLimited(message, { code, retryAfterSeconds })

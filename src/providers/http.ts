@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors'
-import type { UpstreamSettings } from '../config/file'
+import type { UpstreamSettings } from '../config/types'
 import { connectionLost, notConfigured, protocolViolation, upstreamHttpError } from './errors'
 import { SseEventTooLarge } from './sse'
 import type { AttemptContext, ProviderContext } from './types'

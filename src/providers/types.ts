@@ -1,4 +1,4 @@
-import type { UpstreamSettings } from '../config/file'
+import type { UpstreamKindFacts, UpstreamSettings } from '../config/types'
 import type { ChatCompletion, ChatRequest, StreamChunk } from '../wire/openai/types'
 import type { Unsupported } from '../errors'
 import type { MessageResponse, StreamEvent } from '../wire/anthropic/types'
@@ -100,11 +100,6 @@ export interface MessagesApi {
 }
 
 /** An upstream kind: what `kind = "..."` in the config names. One folder per kind under providers/. */
-export interface ProviderKind {
-  kind: string
-  needsBaseUrl: boolean
-  defaultBaseUrl: string | null
-  /** Models this kind can serve; null means any name the upstream accepts. */
-  models: readonly string[] | null
+export interface ProviderKind extends UpstreamKindFacts {
   create(settings: UpstreamSettings, context: ProviderContext): Provider
 }

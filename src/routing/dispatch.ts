@@ -1,7 +1,7 @@
 import { clientClosed, GatewayError, overloaded } from '../errors'
 import { UpstreamError, upstreamTimeout } from '../providers/errors'
 import type { AttemptContext } from '../providers/types'
-import type { CircuitBreakers } from './circuit'
+import { type CircuitBreakers, targetKey } from './circuit'
 import type { Alias, Target } from './table'
 
 /** One attempt's lifetime: its abort signal (caller disconnect, connect and overall timeouts). */
@@ -53,8 +53,6 @@ export function orderTargets(alias: Alias, random: () => number = Math.random): 
   // Weight 0 keeps a target as a last resort only.
   return ordered.concat(alias.targets.filter((t) => t.weight === 0))
 }
-
-export const targetKey = (target: Target): string => `${target.upstream.name}/${target.model}`
 
 const BACKOFF_BASE_MS = 100
 const BACKOFF_CAP_MS = 5_000

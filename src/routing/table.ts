@@ -1,5 +1,5 @@
-import type { TierSettings, UpstreamSettings } from '../config/file'
-import type { StoredRouting } from '../config/sync'
+import type { TierSettings, UpstreamSettings } from '../config/types'
+import type { StoredRouting } from '../config/types'
 import { internalError, notFound } from '../errors'
 import { providerKinds } from '../providers'
 import type { Provider, ProviderContext } from '../providers/types'

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
 import { AnthropicErrorSchema, CountTokensRequestSchema } from '../../../src/http/inbound-schemas'
-import { recordOf } from '../../../src/http/request-record'
+import { recordOf } from '../../../src/observe/request-record'
 import { defineRoute } from '../../../src/http/route'
 import { Int } from '../../../src/http/schemas'
 import { countTokens } from '../../../src/serve/count-tokens'

@@ -1,4 +1,4 @@
-import type { UpstreamSettings } from '../../config/file'
+import type { UpstreamSettings } from '../../config/types'
 import { anthropicCannotServe, toChatCompletion, toMessagesRequest } from '../../wire/anthropic/chat'
 import { ChunksFromAnthropic } from '../../wire/anthropic/stream'
 import type { MessageResponse, StreamEvent } from '../../wire/anthropic/types'

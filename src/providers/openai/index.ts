@@ -1,4 +1,4 @@
-import type { UpstreamSettings } from '../../config/file'
+import type { UpstreamSettings } from '../../config/types'
 import type { ChatCompletion, StreamChunk } from '../../wire/openai/types'
 import { connectionLost, protocolViolation } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'

@@ -1,6 +1,5 @@
-import type { CircuitBreakers } from './routing/circuit'
-import { targetKey } from './routing/dispatch'
-import type { RoutingTable } from './routing/table'
+import { type CircuitBreakers, targetKey } from '../routing/circuit'
+import type { RoutingTable } from '../routing/table'
 
 /**
  * Prometheus metrics, kept in plain numbers and written out in the text format (0.0.4) at scrape

@@ -1,4 +1,4 @@
-import type { JsonBody } from './body'
+import type { JsonBody } from '../http/body'
 
 /** What the gateway learns about one request as it goes: for its log line and metrics, and its body as sent. */
 export interface RequestRecord {

@@ -1,6 +1,6 @@
 import type { GatewayError } from '../errors'
 import type { Logger } from '../log'
-import type { GatewayMetrics } from '../metrics'
+import type { GatewayMetrics } from './metrics'
 import type { RequestRecord } from './request-record'
 
 const STATUS_CLASS = ['', '1xx', '2xx', '3xx', '4xx', '5xx']

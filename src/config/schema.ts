@@ -1,0 +1,66 @@
+import { type Static, Type } from '@sinclair/typebox'
+
+/** The config file's shape (TOML or JSON, snake_case), checked before anything is built from it. */
+
+const PositiveInt = Type.Integer({ minimum: 1 })
+const Millis = Type.Integer({ minimum: 1, maximum: 3_600_000 })
+const strict = { additionalProperties: false } as const
+
+const TierSchema = Type.Object(
+  {
+    requests_per_minute: PositiveInt,
+    tokens_per_minute: PositiveInt,
+    max_concurrent: PositiveInt,
+    monthly_token_quota: Type.Optional(PositiveInt),
+    daily_request_quota: Type.Optional(PositiveInt),
+    models: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  },
+  strict,
+)
+
+const UpstreamSchema = Type.Object(
+  {
+    kind: Type.String(),
+    base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    timeout_ms: Type.Optional(Millis),
+    connect_timeout_ms: Type.Optional(Millis),
+    max_retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+    failure_threshold: Type.Optional(PositiveInt),
+    cooldown_ms: Type.Optional(Millis),
+  },
+  strict,
+)
+
+const TargetSchema = Type.Object(
+  {
+    upstream: Type.String({ minLength: 1 }),
+    model: Type.String({ minLength: 1 }),
+    weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+  },
+  strict,
+)
+
+const AliasSchema = Type.Object(
+  {
+    strategy: Type.Optional(Type.String()),
+    targets: Type.Array(TargetSchema, { minItems: 1 }),
+  },
+  strict,
+)
+
+export const ConfigFileSchema = Type.Object(
+  {
+    tiers: Type.Optional(Type.Record(Type.String(), TierSchema)),
+    upstreams: Type.Optional(Type.Record(Type.String(), UpstreamSchema)),
+    aliases: Type.Optional(Type.Record(Type.String(), AliasSchema)),
+    routing: Type.Optional(Type.Object({ deadline_ms: Type.Optional(Millis) }, strict)),
+    usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
+  },
+  strict,
+)
+
+export type ConfigFile = Static<typeof ConfigFileSchema>
+
+export const ALIAS_PATTERN = /^[a-z0-9][a-z0-9_-]*\/[A-Za-z0-9][A-Za-z0-9._:\/-]*$/
+export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/

@@ -1,0 +1,82 @@
+/**
+ * The settings the gateway runs on, as plain data: what providers, routing, limits and storage are
+ * built from. A leaf: it imports nothing, so every layer may use it without reaching up.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+export interface TierSettings {
+  name: string
+  requestsPerMinute: number
+  tokensPerMinute: number
+  maxConcurrent: number
+  monthlyTokenQuota: number | null
+  dailyRequestQuota: number | null
+  /** Glob patterns over aliases; null means every alias. */
+  models: string[] | null
+}
+
+export interface UpstreamSettings {
+  name: string
+  kind: string
+  baseUrl: string | null
+  /** Name of the environment variable holding the secret, never the secret. */
+  apiKeyEnv: string | null
+  timeoutMs: number
+  connectTimeoutMs: number
+  maxRetries: number
+  failureThreshold: number
+  cooldownMs: number
+}
+
+export type RoutingStrategy = 'fallback' | 'weighted'
+
+export interface TargetSettings {
+  upstream: string
+  model: string
+  weight: number
+}
+
+export interface AliasSettings {
+  name: string
+  strategy: RoutingStrategy
+  targets: TargetSettings[]
+}
+
+export interface GatewayConfig {
+  /** Where it came from, for messages: a file path or "built-in defaults". */
+  source: string
+  tiers: TierSettings[]
+  upstreams: UpstreamSettings[]
+  aliases: AliasSettings[]
+  routing: { deadlineMs: number }
+  usage: { minuteRetentionDays: number }
+}
+
+/** What the config checks about an upstream kind (`kind = "..."`); the provider itself is built later. */
+export interface UpstreamKindFacts {
+  kind: string
+  needsBaseUrl: boolean
+  defaultBaseUrl: string | null
+  /** Models this kind can serve; null means any name the upstream accepts. */
+  models: readonly string[] | null
+}
+
+/** The config as stored: what routing is built from, at start and at every reload. */
+export interface StoredRouting {
+  tiers: TierSettings[]
+  upstreams: UpstreamSettings[]
+  aliases: (AliasSettings & { createdAt: number })[]
+}
+
+/** Where the config is kept, so that every process on one database routes alike. */
+export interface ConfigStore {
+  /**
+   * Writes the config (it is authoritative: entries it no longer names are removed) and reads back
+   * what routing is built from, in one transaction; `build` runs inside it, so if it throws,
+   * nothing changes. Refuses to drop a tier that keys still use.
+   */
+  apply<T>(config: GatewayConfig, now: number, build: (stored: StoredRouting) => T): Promise<T>
+  /** Whether no config was ever written (a database no server has started on). */
+  isEmpty(): Promise<boolean>
+}
