@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core'
+import { LATENCY_BUCKETS } from './latency'
 
 /** Tiers, upstreams and aliases mirror the config file; they are rewritten at start and on reload. */
 export const tiers = sqliteTable('tiers', {
@@ -86,10 +87,6 @@ export const usageDaily = sqliteTable(
     index('usage_daily_date').on(table.date),
   ],
 )
-
-/** Upper bounds (ms) of the latency histogram kept per minute; the last bucket is everything above. */
-export const LATENCY_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000] as const
-export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1
 
 const latencyBuckets = Object.fromEntries(Array.from({ length: LATENCY_BUCKETS }, (_, i) => [`lat${i}`, integer(`lat_${i}`).notNull().default(0)])) as Record<
   `lat${number}`,

@@ -6,14 +6,13 @@ import { defineRoute } from '../src/http/route'
 const HealthSchema = t.Object({ ok: t.Boolean(), version: t.String(), database: t.String(), uptime_s: Int() })
 
 export default defineRoute((gateway) => {
-  const ping = gateway.storage.sqlite.query('SELECT 1')
   const started = performance.now()
   return new Elysia().get(
     '',
-    ({ set }) => {
+    async ({ set }) => {
       const uptime_s = Math.floor((performance.now() - started) / 1000)
       try {
-        ping.get()
+        await gateway.stores.ping()
         return { ok: true, version: VERSION, database: 'ok', uptime_s }
       } catch (error) {
         set.status = 503

@@ -1,14 +1,15 @@
 import { parseArgs } from 'node:util'
-import { tiers } from '../db/schema'
 import { KeyService } from './auth/key-service'
-import { keyView, KeyStore, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
+import { keyView, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
 import { readEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
-import { providerKinds } from './providers'
-import { syncConfig } from './config/sync'
-import { openStorage, type Storage } from './db'
 import { GatewayError, invalidRequest } from './errors'
-import { foldJournals, queryUsage, utcDate } from './usage/recorder'
+import { providerKinds } from './providers'
+import { openSqliteStores } from './storage/sqlite'
+import type { Stores } from './storage/types'
+import { DAY_MS, utcDate } from './time'
+import { foldJournals } from './usage/recorder'
+import { UsageReports } from './usage/reports'
 
 const USAGE = `Usage: bun run cli <command> [options]
 
@@ -41,20 +42,33 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
   return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n')
 }
 
-/** The CLI opens the database itself; on a database the server never started, it applies the config first. */
-function openForCli(): Storage {
+/** The CLI opens the stores itself; on a database the server never started, it applies the config first. */
+async function openForCli(): Promise<Stores> {
   const env = readEnv()
-  const storage = openStorage(env.dbPath)
-  if (storage.db.select({ name: tiers.name }).from(tiers).limit(1).all().length === 0) {
-    syncConfig(storage.db, loadGatewayConfig(env.configPath, providerKinds))
+  const stores = openSqliteStores(env.dbPath)
+  try {
+    if (await stores.config.isEmpty()) await stores.config.apply(loadGatewayConfig(env.configPath, providerKinds), Date.now(), () => {})
+  } catch (error) {
+    stores.close()
+    throw error
   }
-  return storage
+  return stores
+}
+
+/** Runs `use` on the opened stores, and closes them whatever happens. */
+async function withStores<T>(use: (stores: Stores) => Promise<T>): Promise<T> {
+  const stores = await openForCli()
+  try {
+    return await use(stores)
+  } finally {
+    stores.close()
+  }
 }
 
 /** The CLI authenticates nothing, so it keeps no key cache; servers see its changes by the key-table version. */
-const keysOf = (storage: Storage) => new KeyService(new KeyStore(storage.db), null)
+const keysOf = (stores: Stores) => new KeyService(stores.keys, null)
 
-function run(argv: string[], out: (line: string) => void): void {
+async function run(argv: string[], out: (line: string) => void): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -94,75 +108,54 @@ function run(argv: string[], out: (line: string) => void): void {
       monthlyTokenQuota: positiveInt('monthly-token-quota', values['monthly-token-quota']),
       dailyRequestQuota: positiveInt('daily-request-quota', values['daily-request-quota']),
     }
-    const storage = openForCli()
-    try {
-      const { record, key } = keysOf(storage).create(input)
-      if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
-      else out(`Created key ${record.id} (${record.name}, tier ${record.tier}). It is shown only this once:\n${key}`)
-    } finally {
-      storage.close()
-    }
+    const { record, key } = await withStores((stores) => keysOf(stores).create(input))
+    if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
+    else out(`Created key ${record.id} (${record.name}, tier ${record.tier}). It is shown only this once:\n${key}`)
     return
   }
 
   if (positionals[0] === 'keys' && positionals[1] === 'list' && positionals.length === 2) {
-    const storage = openForCli()
-    try {
-      const keys = keysOf(storage).list().map(keyView)
-      if (json) out(JSON.stringify(keys))
-      else
-        out(
-          keys.length === 0
-            ? 'No keys.'
-            : table(keys, [
-                'id',
-                'prefix',
-                'name',
-                'tier',
-                'created_at',
-                'expires_at',
-                'revoked_at',
-                'rpm',
-                'tpm',
-                'max_concurrent',
-                'monthly_token_quota',
-                'daily_request_quota',
-              ]),
-        )
-    } finally {
-      storage.close()
-    }
+    const keys = (await withStores((stores) => keysOf(stores).list())).map(keyView)
+    const columns = [
+      'id',
+      'prefix',
+      'name',
+      'tier',
+      'created_at',
+      'expires_at',
+      'revoked_at',
+      'rpm',
+      'tpm',
+      'max_concurrent',
+      'monthly_token_quota',
+      'daily_request_quota',
+    ]
+    if (json) out(JSON.stringify(keys))
+    else out(keys.length === 0 ? 'No keys.' : table(keys, columns))
     return
   }
 
   if (positionals[0] === 'keys' && positionals[1] === 'revoke' && positionals.length === 3) {
-    const storage = openForCli()
-    try {
-      const record = keyView(keysOf(storage).revoke(positionals[2]!))
-      out(json ? JSON.stringify(record) : `Revoked key ${record.id} (${record.prefix}…) at ${record.revoked_at}.`)
-    } finally {
-      storage.close()
-    }
+    const record = keyView(await withStores((stores) => keysOf(stores).revoke(positionals[2]!)))
+    out(json ? JSON.stringify(record) : `Revoked key ${record.id} (${record.prefix}…) at ${record.revoked_at}.`)
     return
   }
 
   if (positionals[0] === 'usage' && positionals.length === 1) {
     const days = positiveInt('days', values.days, 366) ?? 1
     const now = Date.now()
-    const storage = openForCli()
-    try {
-      const keyId = values.key === undefined ? undefined : keysOf(storage).find(values.key).id
-      foldJournals(storage.db, storage.path)
-      const report = queryUsage(storage.db, { keyId, from: utcDate(now - (days - 1) * 86_400_000), to: utcDate(now) })
-      if (json) out(JSON.stringify(report))
-      else {
-        const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens']
-        out(report.data.length === 0 ? 'No usage in that period.' : table(report.data as unknown as Record<string, unknown>[], columns))
-        const t = report.totals
-        out(`Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens`)
-      }
-    } finally {
-      storage.close()
+    const report = await withStores(async (stores) => {
+      const keyId = values.key === undefined ? undefined : (await keysOf(stores).find(values.key)).id
+      // Every journal is folded first, the running servers' included: the report is exact.
+      const reports = new UsageReports(stores.usageReads, () => foldJournals(stores.usage, stores.journalBase))
+      return reports.report({ keyId, from: utcDate(now - (days - 1) * DAY_MS), to: utcDate(now) })
+    })
+    if (json) out(JSON.stringify(report))
+    else {
+      const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens']
+      out(report.data.length === 0 ? 'No usage in that period.' : table(report.data as unknown as Record<string, unknown>[], columns))
+      const t = report.totals
+      out(`Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens`)
     }
     return
   }
@@ -170,9 +163,7 @@ function run(argv: string[], out: (line: string) => void): void {
   throw usageError(`unknown command "${command}"; run "bun run cli --help"`)
 }
 
-try {
-  run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`))
-} catch (error) {
+run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).catch((error: unknown) => {
   process.stderr.write(`chatgate: ${(error as Error).message.split('\n')[0]}\n`)
   process.exit(error instanceof GatewayError && error.code === 'cli_usage' ? 2 : 1)
-}
+})

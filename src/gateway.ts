@@ -1,31 +1,33 @@
 import pkg from '../package.json'
 import { KeyCache } from './auth/key-cache'
 import { KeyService } from './auth/key-service'
-import { KeyStore } from './auth/keys'
 import type { GatewayEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
 import type { GatewayConfig } from './config/types'
 import { providerKinds } from './providers'
-import { readStoredRouting, syncConfig } from './config/sync'
-import { openStorage, type Storage } from './db'
 import { headerNames, type HeaderNames } from './http/headers'
-import { type Limiter, MemoryLimiter } from './limits/limiter'
+import type { Limiter } from './limits/limiter'
+import { MemoryLimiter } from './limits/memory'
 import { RequestObserver } from './observe/observer'
 import type { Logger } from './log'
 import { GatewayMetrics } from './observe/metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
-import { UsageRecorder, usageBaseline } from './usage/recorder'
+import { openSqliteStores } from './storage/sqlite'
+import type { Stores } from './storage/types'
+import { DAY_MS } from './time'
 import { UsageJournal } from './usage/journal'
-import { pruneMinuteRollups } from './usage/rollups'
+import { UsageRecorder } from './usage/recorder'
+import { UsageReports } from './usage/reports'
 
 export const VERSION: string = pkg.version
 
 /** Everything a route needs, built once at start and handed to every route factory. */
 export interface Gateway {
   env: GatewayEnv
-  storage: Storage
+  /** Where state is kept, behind its ports: never a raw database handle. */
+  stores: Stores
   config: GatewayConfig
   /** Swapped whole, never mutated: a request keeps the table it started with. */
   routing: RoutingTable
@@ -35,7 +37,10 @@ export interface Gateway {
   keys: KeyService
   limiter: Limiter
   circuits: CircuitBreakers
+  /** Usage, write side. */
   usage: UsageRecorder
+  /** Usage, read side: reports and series, everything recorded so far included. */
+  reports: UsageReports
   headers: HeaderNames
   log: Logger
   metrics: GatewayMetrics
@@ -56,21 +61,15 @@ export interface GatewayOptions {
 }
 
 /**
- * Writes the config into the database and builds the routing table from the result, in one
- * transaction: if the table cannot be built, the database is left as it was.
+ * Writes the config into the store and builds the routing table from the result, in one
+ * transaction: if the table cannot be built, the store is left as it was.
  */
-function applyConfig(storage: Storage, config: GatewayConfig, env: GatewayEnv, now: number): RoutingTable {
-  // Immediate: it reads before it writes, and a deferred transaction would fail at once, not wait,
-  // when another process (a second gateway starting) wrote meanwhile.
-  return storage.db.transaction(
-    (tx) => {
-      syncConfig(tx, config, now)
-      return buildRoutingTable(readStoredRouting(tx), config.routing.deadlineMs, {
-        env: env.vars,
-        bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes },
-      })
-    },
-    { behavior: 'immediate' },
+function applyConfig(stores: Stores, config: GatewayConfig, env: GatewayEnv, now: number): Promise<RoutingTable> {
+  return stores.config.apply(config, now, (stored) =>
+    buildRoutingTable(stored, config.routing.deadlineMs, {
+      env: env.vars,
+      bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes },
+    }),
   )
 }
 
@@ -78,9 +77,9 @@ function applyConfig(storage: Storage, config: GatewayConfig, env: GatewayEnv, n
  * Re-reads the config file and swaps routing atomically: requests in flight finish on the table
  * they started with. A bad file throws a GatewayError naming the field, and nothing changes.
  */
-export function reloadConfig(gateway: Gateway): { source: string; tiers: number; upstreams: number; aliases: number } {
+export async function reloadConfig(gateway: Gateway): Promise<{ source: string; tiers: number; upstreams: number; aliases: number }> {
   const config = loadGatewayConfig(gateway.env.configPath, providerKinds)
-  const routing = applyConfig(gateway.storage, config, gateway.env, gateway.now())
+  const routing = await applyConfig(gateway.stores, config, gateway.env, gateway.now())
   gateway.config = config
   gateway.routing = routing
   gateway.circuits.retain(new Set([...routing.aliases.values()].flatMap((alias) => alias.targets.map(targetKey))))
@@ -89,27 +88,29 @@ export function reloadConfig(gateway: Gateway): { source: string; tiers: number;
   return result
 }
 
-/** Opens the database, applies the config and builds the in-memory routing and key tables. */
-export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gateway {
+/** Opens the stores, applies the config and builds the in-memory routing and key tables. */
+export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds)
-  const storage = openStorage(env.dbPath)
+  const stores = openSqliteStores(env.dbPath)
   try {
-    const routing = applyConfig(storage, config, env, now())
+    const routing = await applyConfig(stores, config, env, now())
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
     // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
     const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })
-    const keyStore = new KeyStore(storage.db)
-    const keyCache = new KeyCache(keyStore, () => metrics.keyCacheReloads.inc())
+    const keyCache = await KeyCache.load(stores.keys, () => metrics.keyCacheReloads.inc())
+    const journal = stores.journalBase === null ? null : UsageJournal.create(stores.journalBase)
+    const usage = await UsageRecorder.open(stores.usage, journal, stores.journalBase)
     const gateway: Gateway = {
       env,
-      storage,
+      stores,
       config,
       routing,
       keyCache,
-      keys: new KeyService(keyStore, keyCache, now),
-      limiter: new MemoryLimiter(usageBaseline(storage.db)),
+      keys: new KeyService(stores.keys, keyCache, now),
+      limiter: new MemoryLimiter(stores.quotaBaseline),
       circuits,
-      usage: new UsageRecorder(storage.db, storage.path === null ? null : UsageJournal.create(storage.path), storage.path),
+      usage,
+      reports: new UsageReports(stores.usageReads, () => usage.fold()),
       headers: headerNames(env.headerBrand),
       log,
       metrics,
@@ -119,25 +120,35 @@ export function createGateway({ env, log, now = Date.now }: GatewayOptions): Gat
     }
     return gateway
   } catch (error) {
-    storage.close()
+    stores.close()
     throw error
   }
 }
 
-/** When the database has no key at all, creates one on the first tier so that the first request works. */
-export function ensureFirstKey(gateway: Gateway): string | null {
+/** Stops background work, folds the last usage, and closes the stores. */
+export async function closeGateway(gateway: Gateway): Promise<void> {
+  gateway.keyCache.stop()
+  await gateway.usage.stop()
+  gateway.stores.close()
+}
+
+/** When the store has no key at all, creates one on the first tier so that the first request works. */
+export async function ensureFirstKey(gateway: Gateway): Promise<string | null> {
   if (gateway.keyCache.size > 0 || gateway.routing.firstTier === null) return null
-  return gateway.keys.createFirst({ name: 'first key', tier: gateway.routing.firstTier })?.key ?? null
+  return (await gateway.keys.createFirst({ name: 'first key', tier: gateway.routing.firstTier }))?.key ?? null
 }
 
 /** Prunes minute rollups past the configured retention now and every 10 minutes; returns a stop function. */
 export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () => void {
-  const prune = () => {
-    const removed = pruneMinuteRollups(gateway.storage.db, gateway.now(), gateway.config.usage.minuteRetentionDays)
-    if (removed > 0) gateway.log.debug({ removed }, 'pruned minute rollups')
-  }
-  prune()
-  const timer = setInterval(prune, intervalMs)
+  const prune = () =>
+    gateway.stores.usage.pruneMinutes(gateway.now() - gateway.config.usage.minuteRetentionDays * DAY_MS).then(
+      (removed) => {
+        if (removed > 0) gateway.log.debug({ removed }, 'pruned minute rollups')
+      },
+      (error: unknown) => gateway.log.error({ err: error }, 'pruning minute rollups failed; retried in 10 minutes'),
+    )
+  void prune()
+  const timer = setInterval(() => void prune(), intervalMs)
   timer.unref()
   return () => clearInterval(timer)
 }

@@ -1,7 +1,7 @@
 import './production'
 import { createApp } from './app'
 import { readEnv } from './config/env'
-import { createGateway, ensureFirstKey, reloadConfig, startRollupPruning, VERSION } from './gateway'
+import { closeGateway, createGateway, ensureFirstKey, reloadConfig, startRollupPruning, VERSION } from './gateway'
 import { GatewayError } from './errors'
 import { createLogger } from './log'
 
@@ -9,10 +9,10 @@ import { createLogger } from './log'
 async function main(): Promise<void> {
   const env = readEnv()
   const log = createLogger(env.logLevel)
-  const gateway = createGateway({ env, log })
-  const firstKey = ensureFirstKey(gateway)
+  const gateway = await createGateway({ env, log })
+  const firstKey = await ensureFirstKey(gateway)
   const app = await createApp(gateway)
-  gateway.keyCache.watch()
+  gateway.keyCache.watch(250, (error) => log.error({ err: error }, 'reading keys changed by other processes failed; retried shortly'))
   gateway.usage.start((error) => log.error({ err: error }, 'folding usage into the database failed; it stays in the journal and is retried in a second'))
   const stopPruning = startRollupPruning(gateway)
 
@@ -46,7 +46,6 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     log.info({ signal }, 'draining in-flight requests')
-    gateway.keyCache.stop()
     stopPruning()
     const forced = setTimeout(() => {
       log.warn('drain took over 30 s; closing remaining connections')
@@ -54,18 +53,22 @@ async function main(): Promise<void> {
     }, 30_000)
     await server.stop(false)
     clearTimeout(forced)
-    gateway.usage.stop()
-    gateway.storage.close()
+    let code = 0
+    try {
+      await closeGateway(gateway)
+    } catch (error) {
+      // What was not folded stays in this process's journal; the next start folds it.
+      log.error({ err: error }, 'folding the last usage failed; it stays in the journal for the next start')
+      code = 1
+    }
     gateway.observer.summarize()
     log.info('stopped')
-    log.flush(() => process.exit(0))
+    log.flush(() => process.exit(code))
   }
   process.on('SIGHUP', () => {
-    try {
-      reloadConfig(gateway)
-    } catch (error) {
+    reloadConfig(gateway).catch((error: unknown) => {
       log.error({ reason: (error as Error).message }, 'config reload refused; the old config stays in force')
-    }
+    })
   })
   process.on('SIGTERM', () => void stop('SIGTERM'))
   process.on('SIGINT', () => void stop('SIGINT'))

@@ -127,7 +127,10 @@ targets = [{ upstream = "claude", model = "claude-haiku-4-5" }]
 targets = [{ upstream = "claude", model = "claude-haiku-4-5" }, { upstream = "gpt", model = "gpt-4o-audio" }]
 `,
     )
-    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, TEST_ANTHROPIC_KEY: 'sk-ant-test-secret' })
+    gateway = await spawnGateway(
+      { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, TEST_ANTHROPIC_KEY: 'sk-ant-test-secret' },
+      { expectFirstKey: true },
+    )
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
   afterAll(async () => {

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
-import { KeyStore } from '../src/auth/keys'
+import { KeyService } from '../src/auth/key-service'
 import { loadGatewayConfig } from '../src/config/load'
 import { providerKinds } from '../src/providers'
-import { syncConfig } from '../src/config/sync'
-import { openStorage } from '../src/db'
+import { openSqliteStores } from '../src/storage/sqlite'
 import { UsageRecorder } from '../src/usage/recorder'
 import { ROOT, tempDir } from './support/gateway'
 import { type GatewayProcess, spawnGateway } from './support/process'
@@ -24,10 +23,10 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
   beforeAll(async () => {
     // Known traffic: requests in three distinct minutes of the last hour, on one key.
     const dbPath = join(dir.path, 'gateway.sqlite')
-    const storage = openStorage(dbPath)
-    syncConfig(storage.db, loadGatewayConfig(null, providerKinds))
-    const { record } = new KeyStore(storage.db).create({ name: 'seeded', tier: 'pro' }, Date.now())
-    const recorder = new UsageRecorder(storage.db, null)
+    const stores = openSqliteStores(dbPath)
+    await stores.config.apply(loadGatewayConfig(null, providerKinds), Date.now(), () => null)
+    const { record } = await new KeyService(stores.keys, null).create({ name: 'seeded', tier: 'pro' })
+    const recorder = await UsageRecorder.open(stores.usage, null)
     const now = Date.now()
     const writes = [50, 50, 30, 10].map((minutesAgo, i) =>
       recorder.record({
@@ -42,7 +41,8 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
       }),
     )
     await Promise.all(writes)
-    storage.close()
+    await recorder.stop()
+    stores.close()
 
     gateway = await spawnGateway({ GATEWAY_DB: dbPath, GATEWAY_ADMIN_KEY: ADMIN_KEY })
     browser = await chromium.launch({
@@ -80,9 +80,8 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     await page.click('#login button[type=submit]')
 
     // The hour view: 60 one-minute points, 3 of them with the seeded traffic.
-    const chart = page.locator('#chart-requests')
-    await expect(chart).toBeDefined()
     await page.waitForSelector('#chart-requests[data-points="60"][data-active="3"]', { timeout: 10_000 })
+    expect(await page.locator('#chart-requests').count()).toBe(1)
     expect(await page.locator('#chart-requests canvas').count()).toBeGreaterThan(0)
     await page.waitForSelector('#keys tbody tr')
     const seededRow = page.locator('#keys tbody tr', { hasText: 'seeded' })
@@ -107,7 +106,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
 
     await page.screenshot({ path: join(ROOT, 'test/artifacts/dashboard.png'), fullPage: true })
     await page.setViewportSize({ width: 390, height: 844 })
-    await page.waitForTimeout(200)
+    await page.waitForFunction('window.innerWidth === 390')
     await page.screenshot({ path: join(ROOT, 'test/artifacts/dashboard-phone.png'), fullPage: true })
     expect(foreign).toEqual([])
     await context.close()

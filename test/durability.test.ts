@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { tempDir, writeConfig } from './support/gateway'
 import { runCli, spawnGateway } from './support/process'
+import { waitFor } from './support/wait'
 
 const completion = (url: string, key: string, content: string) =>
   fetch(`${url}/v1/chat/completions`, {
@@ -13,7 +14,7 @@ describe('durability', () => {
   test('every response the client received survives SIGKILL right after', async () => {
     using dir = tempDir()
     const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
-    const first = await spawnGateway(env)
+    const first = await spawnGateway(env, { expectFirstKey: true })
     const key = first.firstKey!
     // The default first key is on the free tier (20 requests a minute).
     const N = 18
@@ -44,22 +45,25 @@ describe('durability', () => {
     expect((await report()).totals).toEqual(expected)
     // The restarted server folds what is left, and nothing is counted twice.
     const second = await spawnGateway(env)
-    expect(second.firstKey).toBeNull()
     const after = await report()
     expect(after.totals).toEqual(expected)
     expect(after.data).toHaveLength(1)
     expect(after.data[0]).toMatchObject({ alias: 'local/echo', upstream: 'local', key_prefix: key.slice(0, 12) })
     await second.stop()
+    // Its output read to the end: the restarted server made no new first key.
+    expect(second.firstKey).toBeNull()
   })
 
   test('SIGTERM drains: an in-flight request finishes, new connections are refused, exit code 0', async () => {
     using dir = tempDir()
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
+    let held = 0
     const upstream = Bun.serve({
       hostname: '127.0.0.1',
       port: 0,
       async fetch() {
+        held++
         await gate
         return Response.json({
           id: 'x',
@@ -85,16 +89,22 @@ base_url = "http://127.0.0.1:${upstream.port}/v1"
 targets = [{ upstream = "slow", model = "slow" }]
 `,
     )
-    const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config })
+    const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
     try {
       const inFlight = fetch(`${gateway.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.firstKey}` },
         body: JSON.stringify({ model: 'slow/one', messages: [{ role: 'user', content: 'x' }] }),
       })
-      await Bun.sleep(200)
+      // The request is in flight once the upstream holds it.
+      await waitFor(() => held === 1, 'the upstream to hold the in-flight request')
       gateway.proc.kill('SIGTERM')
-      await Bun.sleep(200)
+      // The gateway announces the drain as it stops listening (the line is written at the next log
+      // flush, after the listener was closed in the same turn).
+      await waitFor(
+        () => gateway.output().includes('"msg":"draining in-flight requests"'),
+        () => `the gateway to log that it drains; output:\n${gateway.output()}`,
+      )
       expect(gateway.proc.exitCode).toBeNull()
       const refused = await fetch(`${gateway.url}/health`).then(
         (r) => r.status,

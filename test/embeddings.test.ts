@@ -47,7 +47,7 @@ targets = [{ upstream = "claude", model = "claude-x" }, { upstream = "oai", mode
 targets = [{ upstream = "claude", model = "claude-x" }]
 `,
     )
-    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config })
+    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { statusOf } from '../src/http/errors'
 import { describe, expect, test } from 'bun:test'
-import { type KeyLimits, MemoryLimiter } from '../src/limits/limiter'
+import type { KeyLimits } from '../src/limits/limiter'
+import { MemoryLimiter } from '../src/limits/memory'
 
 const limits = (requestsPerMinute: number, maxConcurrent = 1000): KeyLimits => ({
   requestsPerMinute,
@@ -11,81 +12,81 @@ const limits = (requestsPerMinute: number, maxConcurrent = 1000): KeyLimits => (
 })
 
 describe('sliding-window request limit', () => {
-  test('admits exactly the limit, with remaining counting down to 0', () => {
+  test('admits exactly the limit, with remaining counting down to 0', async () => {
     const limiter = new MemoryLimiter()
     const remaining: number[] = []
     for (let i = 0; i < 5; i++) {
-      const admission = limiter.admit('k', limits(3), 1_000)
+      const admission = await limiter.admit('k', limits(3), 1_000)
       if (admission.ok) remaining.push(admission.state.remaining)
       else expect(admission.error.code).toBe('rate_limit_exceeded')
     }
     expect(remaining).toEqual([2, 1, 0])
   })
 
-  test('no 2x burst across a window boundary', () => {
+  test('no 2x burst across a window boundary', async () => {
     const limiter = new MemoryLimiter()
     let t = 0
     // Fill the window at the very end of a "minute" ...
     t = 59_000
-    for (let i = 0; i < 10; i++) expect(limiter.admit('k', limits(10), t).ok).toBe(true)
+    for (let i = 0; i < 10; i++) expect((await limiter.admit('k', limits(10), t)).ok).toBe(true)
     // ... and nothing more is admitted at the start of the next one: a fixed window would allow 10 more here.
     t = 61_000
-    const refused = limiter.admit('k', limits(10), t)
+    const refused = await limiter.admit('k', limits(10), t)
     expect(refused.ok).toBe(false)
     if (!refused.ok) expect(String(refused.error.details.retryAfterSeconds)).toBe('58')
     // Only once the first admissions are 60 s old do they free up.
-    expect(limiter.admit('k', limits(10), 119_000).ok).toBe(true)
+    expect((await limiter.admit('k', limits(10), 119_000)).ok).toBe(true)
   })
 
-  test('refusals consume nothing; reset is whole seconds until the oldest admission expires', () => {
+  test('refusals consume nothing; reset is whole seconds until the oldest admission expires', async () => {
     const limiter = new MemoryLimiter()
-    expect(limiter.admit('k', limits(2), 0).ok).toBe(true)
-    expect(limiter.admit('k', limits(2), 30_500).ok).toBe(true)
-    for (let i = 0; i < 5; i++) expect(limiter.admit('k', limits(2), 40_000).ok).toBe(false)
+    expect((await limiter.admit('k', limits(2), 0)).ok).toBe(true)
+    expect((await limiter.admit('k', limits(2), 30_500)).ok).toBe(true)
+    for (let i = 0; i < 5; i++) expect((await limiter.admit('k', limits(2), 40_000)).ok).toBe(false)
     expect(limiter.peek('k', limits(2), 40_000)).toMatchObject({ limit: 2, remaining: 0, resetSeconds: 20 })
     expect(limiter.peek('k', limits(2), 60_000)).toMatchObject({ limit: 2, remaining: 1, resetSeconds: 31 })
   })
 
-  test('keys are independent, and a changed limit applies at once', () => {
+  test('keys are independent, and a changed limit applies at once', async () => {
     const limiter = new MemoryLimiter()
-    expect(limiter.admit('a', limits(1), 0).ok).toBe(true)
-    expect(limiter.admit('a', limits(1), 0).ok).toBe(false)
-    expect(limiter.admit('b', limits(1), 0).ok).toBe(true)
-    expect(limiter.admit('a', limits(3), 0).ok).toBe(true)
+    expect((await limiter.admit('a', limits(1), 0)).ok).toBe(true)
+    expect((await limiter.admit('a', limits(1), 0)).ok).toBe(false)
+    expect((await limiter.admit('b', limits(1), 0)).ok).toBe(true)
+    expect((await limiter.admit('a', limits(3), 0)).ok).toBe(true)
     expect(limiter.peek('a', limits(3), 0).remaining).toBe(1)
   })
 
-  test('max_concurrent refuses with Retry-After 1 and frees on release', () => {
+  test('max_concurrent refuses with Retry-After 1 and frees on release', async () => {
     const limiter = new MemoryLimiter()
-    const first = limiter.admit('k', limits(100, 2), 0)
-    const second = limiter.admit('k', limits(100, 2), 0)
-    const third = limiter.admit('k', limits(100, 2), 0)
+    const first = await limiter.admit('k', limits(100, 2), 0)
+    const second = await limiter.admit('k', limits(100, 2), 0)
+    const third = await limiter.admit('k', limits(100, 2), 0)
     expect(first.ok && second.ok).toBe(true)
     expect(third.ok).toBe(false)
     if (!third.ok) expect(third.error).toMatchObject({ code: 'concurrency_limit_exceeded', details: { retryAfterSeconds: 1 } })
     if (first.ok) {
-      first.release(0, 0)
-      first.release(0, 0)
+      await first.release(0, 0)
+      await first.release(0, 0)
     }
-    expect(limiter.admit('k', limits(100, 2), 0).ok).toBe(true)
-    expect(limiter.admit('k', limits(100, 2), 0).ok).toBe(false)
+    expect((await limiter.admit('k', limits(100, 2), 0)).ok).toBe(true)
+    expect((await limiter.admit('k', limits(100, 2), 0)).ok).toBe(false)
   })
 })
 
 describe('tokens per minute', () => {
   const tpm = (tokensPerMinute: number): KeyLimits => ({ ...limits(1000), tokensPerMinute })
 
-  test('real usage is charged after the response; once over, the next request is refused until it ages out', () => {
+  test('real usage is charged after the response; once over, the next request is refused until it ages out', async () => {
     const limiter = new MemoryLimiter()
-    const first = limiter.admit('k', tpm(100), 0)
+    const first = await limiter.admit('k', tpm(100), 0)
     expect(first.ok).toBe(true)
     expect(first.state.tokensRemaining).toBe(100)
-    if (first.ok) first.release(60, 1_000)
+    if (first.ok) await first.release(60, 1_000)
     // 60 used: still under the limit, so admitted (a request is only refused once the key is over).
-    const second = limiter.admit('k', tpm(100), 2_000)
+    const second = await limiter.admit('k', tpm(100), 2_000)
     expect(second.state.tokensRemaining).toBe(40)
-    if (second.ok) second.release(50, 5_000)
-    const refused = limiter.admit('k', tpm(100), 10_000)
+    if (second.ok) await second.release(50, 5_000)
+    const refused = await limiter.admit('k', tpm(100), 10_000)
     expect(refused.ok).toBe(false)
     if (!refused.ok) {
       expect(refused.error.code).toBe('rate_limit_exceeded')
@@ -93,7 +94,7 @@ describe('tokens per minute', () => {
       // The first charge (60 at t=1 s) leaves at t=61 s, bringing the total to 50: 51 s from now.
       expect(String(refused.error.details.retryAfterSeconds)).toBe('51')
     }
-    expect(limiter.admit('k', tpm(100), 61_001).ok).toBe(true)
+    expect((await limiter.admit('k', tpm(100), 61_001)).ok).toBe(true)
   })
 })
 
@@ -101,44 +102,44 @@ describe('quotas', () => {
   const quota = (daily: number | null, monthly: number | null): KeyLimits => ({ ...limits(1000), dailyRequestQuota: daily, monthlyTokenQuota: monthly })
   const day = Date.UTC(2026, 10, 22, 23, 59, 0)
 
-  test('daily request quota: refused with Retry-After until 00:00 UTC, starting from the persisted count', () => {
-    const limiter = new MemoryLimiter({ requestsOn: (_key, d) => (d === '2026-11-22' ? 8 : 0), tokensSince: () => 0 })
-    expect(limiter.admit('k', quota(10, null), day).ok).toBe(true)
-    expect(limiter.admit('k', quota(10, null), day).ok).toBe(true)
-    const refused = limiter.admit('k', quota(10, null), day)
+  test('daily request quota: refused with Retry-After until 00:00 UTC, starting from the persisted count', async () => {
+    const limiter = new MemoryLimiter({ requestsOn: async (_key: string, d: string) => (d === '2026-11-22' ? 8 : 0), tokensSince: async () => 0 })
+    expect((await limiter.admit('k', quota(10, null), day)).ok).toBe(true)
+    expect((await limiter.admit('k', quota(10, null), day)).ok).toBe(true)
+    const refused = await limiter.admit('k', quota(10, null), day)
     expect(refused.ok).toBe(false)
     if (!refused.ok) {
       expect(statusOf(refused.error)).toBe(429)
       expect(refused.error).toMatchObject({ type: 'rate_limit_error', code: 'quota_exceeded', details: { retryAfterSeconds: 60 } })
     }
     // A new UTC day starts a new count.
-    expect(limiter.admit('k', quota(10, null), day + 61_000).ok).toBe(true)
+    expect((await limiter.admit('k', quota(10, null), day + 61_000)).ok).toBe(true)
   })
 
-  test('monthly token quota: charged with real usage, resets on the 1st', () => {
-    const limiter = new MemoryLimiter({ requestsOn: () => 0, tokensSince: (_key, first) => (first === '2026-11-01' ? 990 : 0) })
-    const admitted = limiter.admit('k', quota(null, 1000), day)
-    if (admitted.ok) admitted.release(20, day)
-    const refused = limiter.admit('k', quota(null, 1000), day + 1000)
+  test('monthly token quota: charged with real usage, resets on the 1st', async () => {
+    const limiter = new MemoryLimiter({ requestsOn: async () => 0, tokensSince: async (_key: string, first: string) => (first === '2026-11-01' ? 990 : 0) })
+    const admitted = await limiter.admit('k', quota(null, 1000), day)
+    if (admitted.ok) await admitted.release(20, day)
+    const refused = await limiter.admit('k', quota(null, 1000), day + 1000)
     expect(refused.ok).toBe(false)
     if (!refused.ok) {
       expect(refused.error.code).toBe('quota_exceeded')
       expect(String(refused.error.details.retryAfterSeconds)).toBe(String(Math.ceil((Date.UTC(2026, 11, 1) - day - 1000) / 1000)))
     }
-    expect(limiter.admit('k', quota(null, 1000), Date.UTC(2026, 11, 1)).ok).toBe(true)
+    expect((await limiter.admit('k', quota(null, 1000), Date.UTC(2026, 11, 1))).ok).toBe(true)
   })
 })
 
-test('idle keys are evicted, so memory is bounded by recently active keys', () => {
+test('idle keys are evicted, so memory is bounded by recently active keys', async () => {
   const limiter = new MemoryLimiter()
   for (let i = 0; i < 1000; i++) {
-    const admission = limiter.admit(`key-${i}`, limits(10), 0)
-    if (admission.ok) admission.release(5, 0)
+    const admission = await limiter.admit(`key-${i}`, limits(10), 0)
+    if (admission.ok) await admission.release(5, 0)
   }
-  const busy = limiter.admit('busy', limits(10), 0)
+  const busy = await limiter.admit('busy', limits(10), 0)
   expect(limiter.size).toBe(1001)
   // Three minutes later, the next admission sweeps every idle key; one with a request in flight stays.
-  limiter.admit('fresh', limits(10), 180_000)
+  await limiter.admit('fresh', limits(10), 180_000)
   expect(limiter.size).toBe(2)
-  if (busy.ok) busy.release(0, 180_000)
+  if (busy.ok) await busy.release(0, 180_000)
 })

@@ -41,7 +41,7 @@ describe('the Anthropic SDK against the mock', () => {
   let gateway: GatewayProcess
   let client: Anthropic
   beforeAll(async () => {
-    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite` })
+    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite` }, { expectFirstKey: true })
     client = new Anthropic({ apiKey: gateway.firstKey!, baseURL: gateway.url, maxRetries: 0 })
   })
   afterAll(async () => {
@@ -145,7 +145,7 @@ base_url = "${upstream.url}"
 targets = [{ upstream = "gpt", model = "gpt-4o" }]
 `,
     )
-    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config })
+    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
     client = new Anthropic({ apiKey: gateway.firstKey!, baseURL: gateway.url, maxRetries: 0 })
   })
   afterAll(async () => {
@@ -274,7 +274,10 @@ api_key_env = "TEST_ANTHROPIC_KEY"
 targets = [{ upstream = "claude", model = "claude-opus-4-6" }]
 `,
     )
-    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, TEST_ANTHROPIC_KEY: 'sk-ant-secret' })
+    gateway = await spawnGateway(
+      { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, TEST_ANTHROPIC_KEY: 'sk-ant-secret' },
+      { expectFirstKey: true },
+    )
   })
   afterAll(async () => {
     await gateway.stop()
@@ -339,7 +342,7 @@ base_url = "${upstream.url}"
 targets = [{ upstream = "gpt", model = "gpt-5" }]
 `,
     )
-    const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config })
+    const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
     try {
       const { request } = fixture('anthropic/messages-request-claude-code.json')
       const response = await fetch(`${gateway.url}/v1/messages`, {

@@ -18,7 +18,7 @@ describe('the mock calls tools, so an agent loop runs offline', () => {
   let gateway: GatewayProcess
   let client: OpenAI
   beforeAll(async () => {
-    gateway = await spawnGateway(env)
+    gateway = await spawnGateway(env, { expectFirstKey: true })
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
   afterAll(async () => {

@@ -93,7 +93,7 @@ base_url = "${upstream.url}"
 targets = [{ upstream = "fake", model = "upstream-model" }]
 `,
     )
-    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config })
+    gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
   })
   afterAll(async () => {
     await gateway.stop()

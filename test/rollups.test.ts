@@ -1,23 +1,33 @@
 import { describe, expect, test } from 'bun:test'
-import { openStorage } from '../src/db'
-import { latencyBucket, percentileMs, pruneMinuteRollups, usageSeries } from '../src/usage/rollups'
+import { latencyBucket } from '../db/latency'
+import { openSqlite } from '../src/storage/sqlite/open'
+import { SqliteUsageStore } from '../src/storage/sqlite/usage'
+import { SqliteUsageReads } from '../src/storage/sqlite/usage-reads'
 import { UsageRecorder } from '../src/usage/recorder'
+import { percentileMs, type SeriesQuery, UsageReports } from '../src/usage/reports'
 import { inProcessGateway } from './support/gateway'
 
 const T0 = Date.parse('2026-11-22T10:00:00Z')
 const MIN = 60_000
 
-function seeded() {
-  const storage = openStorage(':memory:')
-  const recorder = new UsageRecorder(storage.db, null)
+const DAY = 86_400_000
+
+async function seeded() {
+  const storage = openSqlite(':memory:')
+  const store = new SqliteUsageStore(storage.db)
+  const recorder = await UsageRecorder.open(store, null)
+  const reports = new UsageReports(new SqliteUsageReads(storage.db), () => recorder.fold())
   const record = (at: number, latencyMs: number, extra: Partial<Parameters<UsageRecorder['record']>[0]> = {}) =>
     recorder.record({ keyId: 'k1', alias: 'a/one', upstream: 'up', error: false, promptTokens: 10, completionTokens: 5, latencyMs, at, ...extra })
-  return { storage, recorder, record }
+  const series = (query: SeriesQuery) => reports.series(query)
+  // What the gateway's pruning timer does at `now` with a retention of `days`.
+  const prune = (now: number, days: number) => store.pruneMinutes(now - days * DAY)
+  return { storage, record, series, prune }
 }
 
 describe('per-minute rollups', () => {
   test('a known sequence gives exact counts and percentiles per bucket', async () => {
-    const { storage, record } = seeded()
+    const { storage, record, series: usageSeries } = await seeded()
     // Minute 0: 4 requests (one error), latencies 3, 8, 20, 40 ms. Minute 2: 2 requests of 300 ms.
     // Minute 5: another key and alias.
     await Promise.all([
@@ -29,7 +39,7 @@ describe('per-minute rollups', () => {
       record(T0 + 2 * MIN + 30_000, 300),
       record(T0 + 5 * MIN, 1, { keyId: 'k2', alias: 'b/two' }),
     ])
-    const series = usageSeries(storage.db, { from: T0, to: T0 + 10 * MIN, bucket: 'minute' })
+    const series = await usageSeries({ from: T0, to: T0 + 10 * MIN, bucket: 'minute' })
     expect(series).toHaveLength(10)
     expect(series[0]).toEqual({ t: '2026-11-22T10:00:00.000Z', requests: 4, errors: 1, prompt_tokens: 30, completion_tokens: 15, p50_ms: 10, p95_ms: 45 })
     expect(series[1]).toEqual({ t: '2026-11-22T10:01:00.000Z', requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, p50_ms: null, p95_ms: null })
@@ -37,11 +47,11 @@ describe('per-minute rollups', () => {
     expect(series[2]).toMatchObject({ requests: 2, p50_ms: 375, p95_ms: 488 })
     expect(series[5]).toMatchObject({ requests: 1, p50_ms: 3 })
 
-    const filtered = usageSeries(storage.db, { from: T0, to: T0 + 10 * MIN, bucket: 'minute', keyId: 'k1', alias: 'a/one', upstream: 'up' })
+    const filtered = await usageSeries({ from: T0, to: T0 + 10 * MIN, bucket: 'minute', keyId: 'k1', alias: 'a/one', upstream: 'up' })
     expect(filtered.reduce((sum, p) => sum + p.requests, 0)).toBe(6)
-    expect(usageSeries(storage.db, { from: T0, to: T0 + 10 * MIN, bucket: 'minute', alias: 'b/two' }).reduce((sum, p) => sum + p.requests, 0)).toBe(1)
+    expect((await usageSeries({ from: T0, to: T0 + 10 * MIN, bucket: 'minute', alias: 'b/two' })).reduce((sum, p) => sum + p.requests, 0)).toBe(1)
 
-    const hourly = usageSeries(storage.db, { from: T0, to: T0 + 2 * 3_600_000, bucket: 'hour' })
+    const hourly = await usageSeries({ from: T0, to: T0 + 2 * 3_600_000, bucket: 'hour' })
     expect(hourly).toHaveLength(2)
     expect(hourly[0]).toMatchObject({ requests: 7, errors: 1, prompt_tokens: 60, completion_tokens: 30 })
     expect(hourly[1]!.requests).toBe(0)
@@ -49,11 +59,11 @@ describe('per-minute rollups', () => {
   })
 
   test('day buckets count from the daily counters, beyond the rollup retention', async () => {
-    const { storage, record } = seeded()
+    const { storage, record, series: usageSeries, prune } = await seeded()
     await Promise.all([record(T0 - 20 * 86_400_000, 5), record(T0 - 20 * 86_400_000, 5), record(T0, 5)])
     // The rollups of 20 days ago are pruned (7-day retention); the daily counters are not.
-    expect(pruneMinuteRollups(storage.db, T0, 7)).toBe(1)
-    const days = usageSeries(storage.db, { from: T0 - 29 * 86_400_000, to: T0 + 1, bucket: 'day' })
+    expect(await prune(T0, 7)).toBe(1)
+    const days = await usageSeries({ from: T0 - 29 * 86_400_000, to: T0 + 1, bucket: 'day' })
     expect(days).toHaveLength(30)
     const old = days.find((d) => d.t.startsWith('2026-11-02'))!
     expect(old).toMatchObject({ requests: 2, p50_ms: null })
@@ -62,14 +72,14 @@ describe('per-minute rollups', () => {
   })
 
   test('retention pruning with a fake clock removes exactly what is older than the retention', async () => {
-    const { storage, record } = seeded()
+    const { storage, record, prune } = await seeded()
     await Promise.all([record(T0, 5), record(T0 + 3 * 86_400_000, 5), record(T0 + 8 * 86_400_000, 5)])
     const count = () => (storage.sqlite.query('SELECT count(*) AS n FROM usage_minute').get() as { n: number }).n
     expect(count()).toBe(3)
-    expect(pruneMinuteRollups(storage.db, T0 + 7 * 86_400_000, 7)).toBe(0)
-    expect(pruneMinuteRollups(storage.db, T0 + 10 * 86_400_000 + 1, 7)).toBe(1)
+    expect(await prune(T0 + 7 * 86_400_000, 7)).toBe(0)
+    expect(await prune(T0 + 10 * 86_400_000 + 1, 7)).toBe(1)
     expect(count()).toBe(2)
-    expect(pruneMinuteRollups(storage.db, T0 + 20 * 86_400_000, 7)).toBe(2)
+    expect(await prune(T0 + 20 * 86_400_000, 7)).toBe(2)
     expect(count()).toBe(0)
     storage.close()
   })

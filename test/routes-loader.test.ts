@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createApp } from '../src/app'
 import { readEnv } from '../src/config/env'
-import { createGateway } from '../src/gateway'
+import { closeGateway, createGateway } from '../src/gateway'
 import { discoverRoutes, toElysiaPath } from '../src/http/routes-loader'
 import { createLogger } from '../src/log'
 import { ROOT, tempDir } from './support/gateway'
@@ -33,7 +33,7 @@ export default (gateway) => new Elysia()
   .post('', () => { throw new Error('secret stack detail') })
 `,
   )
-  const gateway = createGateway({ env: readEnv({ GATEWAY_DB: ':memory:', GATEWAY_HEADER_BRAND: 'acme' }), log: createLogger('error', { write() {} }) })
+  const gateway = await createGateway({ env: readEnv({ GATEWAY_DB: ':memory:', GATEWAY_HEADER_BRAND: 'acme' }), log: createLogger('error', { write() {} }) })
   try {
     const app = await createApp(gateway, { routesDir: dir.path })
     const response = await app.handle(new Request('http://localhost/hello/world'))
@@ -48,6 +48,6 @@ export default (gateway) => new Elysia()
     expect(body).not.toContain('secret stack detail')
     expect((await app.handle(new Request('http://localhost/v1/models'))).status).toBe(404)
   } finally {
-    gateway.storage.close()
+    await closeGateway(gateway)
   }
 })

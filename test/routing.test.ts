@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { orderTargets } from '../src/routing/dispatch'
+import { upstreamHttpError } from '../src/providers/errors'
+import { CircuitBreakers } from '../src/routing/circuit'
+import { dispatch, orderTargets } from '../src/routing/dispatch'
 import type { Alias, Target } from '../src/routing/table'
-import { queryUsage, utcDate } from '../src/usage/recorder'
+import { utcDate } from '../src/time'
 import { type FaultServer, faultServer } from './support/faults'
 import { inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
+import { waitFor } from './support/wait'
 
 const TIER = `
 [tiers.t]
@@ -23,8 +26,11 @@ beforeAll(() => {
 })
 afterAll(() => faults.stop())
 
-/** An in-process gateway whose alias `f/x` points at the fault server with the given upstream settings. */
-async function gatewayWith(upstreamSettings: string, extra = ''): Promise<InProcessGateway & { dispose(): void }> {
+/**
+ * An in-process gateway whose alias `f/x` points at the fault server with the given upstream settings;
+ * `now` is its clock (circuit cooldowns, deadlines, limits), real time unless given.
+ */
+async function gatewayWith(upstreamSettings: string, extra = '', now?: () => number): Promise<InProcessGateway & { dispose(): void }> {
   const dir = tempDir()
   const config = writeConfig(
     dir.path,
@@ -41,7 +47,7 @@ kind = "mock"
 targets = [{ upstream = "faulty", model = "fm" }]
 ${extra}`,
   )
-  const gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config } })
+  const gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config }, now })
   return Object.assign(gw, {
     dispose() {
       gw.close()
@@ -55,16 +61,15 @@ const chat = (gw: InProcessGateway, content: string, extra: Record<string, unkno
 
 const errorOf = async (response: Response) => ((await response.json()) as { error: { message: string; type: string; code?: string } }).error
 
-const todayUsage = (gw: InProcessGateway) => queryUsage(gw.gateway.storage.db, { from: utcDate(Date.now()), to: utcDate(Date.now()) }).totals
+const todayUsage = async (gw: InProcessGateway) => (await gw.gateway.reports.report({ from: utcDate(Date.now()), to: utcDate(Date.now()) })).totals
 
-/** Waits (2 s at most) for the fault server to see `content` aborted and for usage to count it. */
-async function abortedAndCounted(gw: InProcessGateway, content: string, before: ReturnType<typeof todayUsage>) {
-  const deadline = performance.now() + 2000
-  let after = todayUsage(gw)
-  while ((!faults.aborted.includes(content) || after.requests === before.requests) && performance.now() < deadline) {
-    await Bun.sleep(10)
-    after = todayUsage(gw)
-  }
+/** Waits until the fault server saw `content` aborted and usage counted the request; returns what changed. */
+async function abortedAndCounted(gw: InProcessGateway, content: string, before: Awaited<ReturnType<typeof todayUsage>>) {
+  await waitFor(
+    async () => faults.aborted.includes(content) && (await todayUsage(gw)).requests !== before.requests,
+    `the fault server to see "${content}" aborted and usage to count it`,
+  )
+  const after = await todayUsage(gw)
   return { aborted: faults.aborted.includes(content), requests: after.requests - before.requests, errors: after.errors - before.errors }
 }
 
@@ -81,7 +86,7 @@ describe('retries and failure modes (non-streaming)', () => {
   afterAll(() => gw.dispose())
 
   test('500: retried max_retries times, then 502 upstream_error; usage counts one request, one error', async () => {
-    const before = todayUsage(gw)
+    const before = await todayUsage(gw)
     const content = mode('500')
     const response = await chat(gw, content)
     expect(response.status).toBe(502)
@@ -89,7 +94,7 @@ describe('retries and failure modes (non-streaming)', () => {
     expect(response.headers.get('x-svc-attempts')).toBe('3')
     expect(response.headers.get('x-svc-upstream')).toBe('faulty')
     expect(faults.hits.get(content)).toBe(3)
-    const after = todayUsage(gw)
+    const after = await todayUsage(gw)
     expect(after.requests - before.requests).toBe(1)
     expect(after.errors - before.errors).toBe(1)
   })
@@ -104,25 +109,70 @@ describe('retries and failure modes (non-streaming)', () => {
 
   test('429 with retry-after-ms: waits as told, then 429 upstream_rate_limited with Retry-After', async () => {
     const content = mode('429:60')
-    const started = performance.now()
     const response = await chat(gw, content)
     expect(response.status).toBe(429)
     expect(await errorOf(response)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' })
     expect(response.headers.get('retry-after')).toBe('1')
     expect(faults.hits.get(content)).toBe(3)
-    expect(performance.now() - started).toBeGreaterThanOrEqual(110)
+
+    // How long it waited, on an injected clock: the dispatcher, given the upstream's own 429 (parsed
+    // as the gateway parses it), sleeps exactly the retry-after-ms between attempts, and only then.
+    const events: string[] = []
+    let clock = 0
+    const upstream = { name: 'u', maxRetries: 2, timeoutMs: 60_000, connectTimeoutMs: 60_000, failureThreshold: 1000, cooldownMs: 1000 }
+    const alias = { name: 'a/x', strategy: 'fallback', targets: [{ upstream, model: 'm', weight: 1 }], model: {} } as unknown as Alias
+    const failure = await dispatch(
+      alias,
+      {
+        clientSignal: new AbortController().signal,
+        circuits: new CircuitBreakers(),
+        deadlineMs: 120_000,
+        now: () => clock,
+        sleep: async (ms) => {
+          events.push(`sleep ${ms}`)
+          clock += ms
+        },
+        onAttempt: (_target, attempt) => events.push(`attempt ${attempt}`),
+      },
+      async () => {
+        throw upstreamHttpError('u', 429, new Headers({ 'retry-after-ms': '60', 'retry-after': '1' }), '{"error":{"message":"slow down"}}')
+      },
+    ).catch((error: unknown) => error)
+    expect(events).toEqual(['attempt 1', 'sleep 60', 'attempt 2', 'sleep 60', 'attempt 3'])
+    expect(failure).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited', retryAfterMs: 60 })
   })
 
-  test('hang forever: 504 timeout_error after timeout_ms, and the upstream request is aborted', async () => {
+  test('429 with a retry-after-ms past the request deadline: not waited for, one attempt, the caller told when to retry', async () => {
+    // The same upstream answer with a longer wait: within what the gateway honours (10 s), past what
+    // is left of a 4 s deadline. Waiting would only spend the deadline, so it does not retry at all.
+    const short = await gatewayWith('max_retries = 2\ntimeout_ms = 400\nconnect_timeout_ms = 200\nfailure_threshold = 1000', '[routing]\ndeadline_ms = 4000\n')
+    try {
+      const content = mode('429:9000')
+      const response = await chat(short, content)
+      expect(response.status).toBe(429)
+      expect(await errorOf(response)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' })
+      expect(response.headers.get('retry-after')).toBe('9')
+      expect(response.headers.get('x-svc-attempts')).toBe('1')
+      expect(faults.hits.get(content)).toBe(1)
+    } finally {
+      short.dispose()
+    }
+  })
+
+  test('hang forever: 504 timeout_error after connect_timeout_ms, and the upstream request is aborted', async () => {
     const content = mode('hang')
-    const started = performance.now()
     const response = await chat(gw, content)
     expect(response.status).toBe(504)
-    expect(await errorOf(response)).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' })
-    // connect_timeout_ms (200) cuts each of the 3 attempts, plus backoff.
-    expect(performance.now() - started).toBeLessThan(2000)
-    await Bun.sleep(50)
-    expect(faults.aborted.filter((c) => c === content).length).toBe(3)
+    const error = await errorOf(response)
+    expect(error).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' })
+    // connect_timeout_ms (200), not timeout_ms (400), cut the attempts: all 3 of them.
+    expect(error.message).toContain('no response within 200 ms')
+    expect(response.headers.get('x-svc-attempts')).toBe('3')
+    expect(faults.hits.get(content)).toBe(3)
+    // The gateway hung up on each: the fault server sees the three aborts.
+    const aborts = () => faults.aborted.filter((c) => c === content).length
+    await waitFor(() => aborts() >= 3, `the fault server to see the 3 attempts of "${content}" aborted`)
+    expect(aborts()).toBe(3)
   })
 
   test('slow first byte beyond connect_timeout_ms: 504', async () => {
@@ -211,11 +261,11 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     expect(events.some((e) => e.includes('"usage"'))).toBe(false)
     expect(faults.lastBody()?.stream_options).toEqual({ include_usage: true })
     // The usage it reported is still counted.
-    expect(todayUsage(gw).completion_tokens).toBeGreaterThanOrEqual(1)
+    expect((await todayUsage(gw)).completion_tokens).toBeGreaterThanOrEqual(1)
   })
 
   test('cut after 3 chunks: the 3 chunks, then an error event, no [DONE]; usage counts an error', async () => {
-    const before = todayUsage(gw)
+    const before = await todayUsage(gw)
     const response = await chat(gw, mode('reset-stream:3'), { stream: true })
     expect(response.status).toBe(200)
     const events = await sseEvents(response)
@@ -223,7 +273,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
     expect(events.some((e) => e.includes('[DONE]'))).toBe(false)
     const error = JSON.parse(events[3]!.slice('data: '.length)) as { error: { type: string; code: string } }
     expect(error.error).toMatchObject({ type: 'upstream_error', code: 'upstream_connection_error' })
-    const after = todayUsage(gw)
+    const after = await todayUsage(gw)
     expect(after.requests - before.requests).toBe(1)
     expect(after.errors - before.errors).toBe(1)
   })
@@ -263,7 +313,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
 
   test("a non-streaming caller's disconnect aborts the upstream request too", async () => {
     const url = gw.listen()
-    const before = todayUsage(gw)
+    const before = await todayUsage(gw)
     const content = mode('hang')
     const controller = new AbortController()
     const pending = fetch(`${url}/v1/chat/completions`, {
@@ -272,7 +322,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
       body: JSON.stringify({ model: 'f/x', messages: [{ role: 'user', content }] }),
       signal: controller.signal,
     }).catch(() => 'aborted')
-    while (!faults.hits.has(content)) await Bun.sleep(5)
+    await waitFor(() => faults.hits.has(content), `the fault server to receive "${content}"`)
     controller.abort()
     expect(await pending).toBe('aborted')
     // The upstream sees the abort, and the request is counted once, as an error.
@@ -281,7 +331,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
 
   test("the caller's disconnect aborts the upstream request and is counted as an error", async () => {
     const url = gw.listen()
-    const before = todayUsage(gw)
+    const before = await todayUsage(gw)
     const content = mode('hold-stream')
     const controller = new AbortController()
     const response = await fetch(`${url}/v1/chat/completions`, {
@@ -335,7 +385,7 @@ describe('every fault mode: status, type, attempts, circuit and usage', () => {
         expect(error.type).toBe(type)
         expect(faults.hits.get(content)).toBe(1)
         expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 1, cooldownMs: 60_000 }, Date.now())).toBe(circuit)
-        expect(todayUsage(gw)).toMatchObject({ requests: 1, errors: 1 })
+        expect(await todayUsage(gw)).toMatchObject({ requests: 1, errors: 1 })
       } finally {
         gw.dispose()
       }
@@ -372,17 +422,29 @@ targets = [{ upstream = "dead", model = "d1" }, { upstream = "good", model = "ec
   test('the request deadline bounds all attempts together', async () => {
     const gw = await gatewayWith('max_retries = 5\ntimeout_ms = 5000\nconnect_timeout_ms = 5000', '[routing]\ndeadline_ms = 300\n')
     try {
-      const started = performance.now()
-      const response = await chat(gw, mode('hang'))
+      const content = mode('hang')
+      const response = await chat(gw, content)
       expect(response.status).toBe(504)
-      expect(performance.now() - started).toBeLessThan(1000)
+      const error = await errorOf(response)
+      expect(error).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' })
+      // The attempt was given what was left of the 300 ms deadline, not its own 5 s timeout ...
+      const given = Number(/no complete answer within (\d+) ms/.exec(error.message)?.[1])
+      expect(given).toBeGreaterThan(0)
+      expect(given).toBeLessThanOrEqual(300)
+      // ... and once it was spent, none of the 5 retries was started.
+      expect(response.headers.get('x-svc-attempts')).toBe('1')
+      expect(faults.hits.get(content)).toBe(1)
     } finally {
       gw.dispose()
     }
   })
 
+  // The breaker reads the gateway's clock: these tests inject one that stands still until they move
+  // it, so a cooldown ends exactly when the test says, however slow the machine.
   test('after failure_threshold failures the circuit opens: 503 overloaded_error with Retry-After, upstream untouched; one probe closes it', async () => {
-    const gw = await gatewayWith('max_retries = 0\nfailure_threshold = 2\ncooldown_ms = 300')
+    let clock = Date.now()
+    const gw = await gatewayWith('max_retries = 0\nfailure_threshold = 2\ncooldown_ms = 300', '', () => clock)
+    const state = () => gw.gateway.circuits.state('faulty/fm', { failureThreshold: 2, cooldownMs: 300 }, clock)
     try {
       for (let i = 0; i < 2; i++) expect((await chat(gw, mode('500'))).status).toBe(502)
       const content = mode('ok')
@@ -391,12 +453,18 @@ targets = [{ upstream = "dead", model = "d1" }, { upstream = "good", model = "ec
       expect(await errorOf(refused)).toMatchObject({ type: 'overloaded_error', code: 'circuit_open' })
       expect(refused.headers.get('retry-after')).toBe('1')
       expect(faults.hits.get(content)).toBeUndefined()
-      expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 2, cooldownMs: 300 }, Date.now())).toBe('open')
+      expect(state()).toBe('open')
 
-      await Bun.sleep(320)
-      // Half-open: the probe succeeds and closes the circuit.
+      // Still open 1 ms before the cooldown ends.
+      clock += 299
+      expect((await chat(gw, content)).status).toBe(503)
+      expect(faults.hits.get(content)).toBeUndefined()
+      // Half-open once it has passed: the probe succeeds and closes the circuit.
+      clock += 1
+      expect(state()).toBe('half_open')
       expect((await chat(gw, content)).status).toBe(200)
-      expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 2, cooldownMs: 300 }, Date.now())).toBe('closed')
+      expect(faults.hits.get(content)).toBe(1)
+      expect(state()).toBe('closed')
       expect((await chat(gw, mode('ok'))).status).toBe(200)
     } finally {
       gw.dispose()
@@ -404,24 +472,33 @@ targets = [{ upstream = "dead", model = "d1" }, { upstream = "good", model = "ec
   })
 
   test('a failed probe opens the circuit again at once', async () => {
-    const gw = await gatewayWith('max_retries = 0\nfailure_threshold = 3\ncooldown_ms = 200')
+    let clock = Date.now()
+    const gw = await gatewayWith('max_retries = 0\nfailure_threshold = 3\ncooldown_ms = 200', '', () => clock)
     try {
       for (let i = 0; i < 3; i++) await chat(gw, mode('500'))
-      await Bun.sleep(220)
-      expect((await chat(gw, mode('500'))).status).toBe(502)
-      expect((await chat(gw, mode('ok'))).status).toBe(503)
+      clock += 200
+      const probe = mode('500')
+      expect((await chat(gw, probe)).status).toBe(502)
+      expect(faults.hits.get(probe)).toBe(1)
+      // Not a millisecond later on the gateway's clock: open again, the upstream untouched.
+      const content = mode('ok')
+      expect((await chat(gw, content)).status).toBe(503)
+      expect(faults.hits.get(content)).toBeUndefined()
     } finally {
       gw.dispose()
     }
   })
 
   test('an open circuit fails over to the next target', async () => {
+    const clock = Date.now()
     const gw = await gatewayWith(
       'max_retries = 0\nfailure_threshold = 1\ncooldown_ms = 5000',
       `
 [aliases."f/backed"]
 targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "echo" }]
 `,
+      // A clock that stands still: the cooldown cannot end between the two requests.
+      () => clock,
     )
     try {
       expect((await chat(gw, mode('500'))).status).toBe(502)

@@ -7,14 +7,14 @@ import { ErrorSchema } from '../../src/http/schemas'
 export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
-    .get('', () => ({ data: gateway.keys.list().map(keyView) }), {
+    .get('', async () => ({ data: (await gateway.keys.list()).map(keyView) }), {
       response: { 200: t.Object({ data: t.Array(KeyRecordSchema) }), 401: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'List keys (prefixes only, never the keys)', security: ADMIN_SECURITY },
     })
     .post(
       '',
-      ({ body, set }) => {
-        const { record, key } = gateway.keys.create({ ...keyFieldsOf(body), name: body.name, tier: body.tier })
+      async ({ body, set }) => {
+        const { record, key } = await gateway.keys.create({ ...keyFieldsOf(body), name: body.name, tier: body.tier })
         set.status = 201
         return { ...keyView(record), key }
       },

@@ -4,7 +4,7 @@ import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admi
 import { ErrorSchema, Int } from '../../src/http/schemas'
 
 export default defineAdminRoute((gateway) =>
-  new Elysia().use(adminAuth(gateway)).post('', () => ({ ok: true as const, ...reloadConfig(gateway) }), {
+  new Elysia().use(adminAuth(gateway)).post('', async () => ({ ok: true as const, ...(await reloadConfig(gateway)) }), {
     response: {
       200: t.Object({ ok: t.Literal(true), source: t.String(), tiers: Int(), upstreams: Int(), aliases: Int() }),
       400: ErrorSchema,

@@ -2,14 +2,14 @@ import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
 import { UsageReportSchema } from '../../src/http/admin-schemas'
 import { ErrorSchema } from '../../src/http/schemas'
-import { usageRange } from '../../src/usage/recorder'
+import { usageRange } from '../../src/usage/reports'
 
 export default defineAdminRoute((gateway) =>
   new Elysia().use(adminAuth(gateway)).get(
     '',
     ({ query }) => {
       const range = usageRange(query.from, query.to, gateway.now())
-      return gateway.usage.report({ ...range, keyId: query.key_id, alias: query.alias, upstream: query.upstream })
+      return gateway.reports.report({ ...range, keyId: query.key_id, alias: query.alias, upstream: query.upstream })
     },
     {
       query: t.Object({

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { defineRoute } from '../../src/http/route'
 import { ErrorSchema, Int, UsageCounterFields as Counters } from '../../src/http/schemas'
-import { usageRange } from '../../src/usage/recorder'
+import { usageRange } from '../../src/usage/reports'
 
 const UsageSchema = t.Object(
   {
@@ -18,9 +18,9 @@ const UsageSchema = t.Object(
 export default defineRoute((gateway) =>
   new Elysia().use(callerAuth(gateway)).get(
     '',
-    ({ caller, query }) => {
+    async ({ caller, query }) => {
       const range = usageRange(query.from, query.to, gateway.now())
-      const { totals, data } = gateway.usage.report({ keyId: caller.key.id, ...range })
+      const { totals, data } = await gateway.reports.report({ keyId: caller.key.id, ...range })
       return {
         object: 'usage' as const,
         ...range,

@@ -34,12 +34,20 @@ export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {
   }
 }
 
-/** Missing, unknown, revoked, expired or tierless keys all get the same 401: the body never says which. */
-export function authenticate(apiKey: string | null, keys: KeyCache, routing: RoutingTable, now: number): Caller {
-  if (apiKey === null) throw unauthorized()
-  const key = keys.find(hashApiKey(apiKey))
+/** The caller a key record stands for at `now`; missing, revoked, expired or tierless keys all get the same 401. */
+function callerOf(key: KeyRecord | undefined, routing: RoutingTable, now: number): Caller {
   if (!key || key.revokedAt !== null || (key.expiresAt !== null && key.expiresAt <= now)) throw unauthorized()
   const tier = routing.tiers.get(key.tier)
   if (!tier) throw unauthorized()
   return { key, tier, limits: limitsOf(key, tier) }
+}
+
+/**
+ * Missing, unknown, revoked, expired or tierless keys all get the same 401: the body never says
+ * which. A key the cache holds is answered at once; an unknown one once the cache checked the store.
+ */
+export function authenticate(apiKey: string | null, keys: KeyCache, routing: RoutingTable, now: number): Caller | Promise<Caller> {
+  if (apiKey === null) throw unauthorized()
+  const found = keys.find(hashApiKey(apiKey))
+  return found instanceof Promise ? found.then((key) => callerOf(key, routing, now)) : callerOf(found, routing, now)
 }

@@ -1,11 +1,24 @@
+import { invalidRequest, notFound } from '../errors'
+import { DAY_MS } from '../time'
 import type { KeyCache } from './key-cache'
-import type { KeyPatch, KeyRecord, KeyStore, NewKey } from './keys'
+import {
+  checkName,
+  checkNumbers,
+  generateApiKey,
+  hashApiKey,
+  type KeyPatch,
+  type KeyRecord,
+  type KeyStore,
+  LIMIT_FIELDS,
+  type NewKey,
+  visiblePrefix,
+} from './keys'
 
 /**
  * The one way keys are created, changed and revoked: by the admin API, the dashboard, the CLI and
- * the first-key creation alike. It writes the key and then puts the result into this process's
- * cache itself, so a change takes effect here at once; other processes see it through the
- * key-table version (see KeyCache).
+ * the first-key creation alike. Everything a request asks is checked before anything is written,
+ * so a refused request writes nothing. A change is written, then put into this process's cache, so
+ * it takes effect here at once; other processes see it through the key-table version (see KeyCache).
  */
 export class KeyService {
   constructor(
@@ -15,36 +28,86 @@ export class KeyService {
     private readonly now: () => number = Date.now,
   ) {}
 
-  create(input: NewKey): { record: KeyRecord; key: string } {
-    const created = this.store.create(input, this.now())
+  private async checkTier(tier: string): Promise<string> {
+    if (!(await this.store.tierExists(tier))) throw invalidRequest(`unknown tier "${tier}"`, { param: 'tier' })
+    return tier
+  }
+
+  /** A new key's record, checked, and the key itself: the only time the key exists in clear. */
+  private async newKey(input: NewKey): Promise<{ record: KeyRecord; key: string }> {
+    checkNumbers(input)
+    const name = checkName(input.name)
+    await this.checkTier(input.tier)
+    const now = this.now()
+    const key = generateApiKey()
+    const record: KeyRecord = {
+      id: `key_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`,
+      prefix: visiblePrefix(key),
+      hash: hashApiKey(key),
+      name,
+      tier: input.tier,
+      createdAt: now,
+      expiresAt: input.expiresInDays ? now + input.expiresInDays * DAY_MS : null,
+      revokedAt: null,
+      requestsPerMinute: input.requestsPerMinute ?? null,
+      tokensPerMinute: input.tokensPerMinute ?? null,
+      maxConcurrent: input.maxConcurrent ?? null,
+      monthlyTokenQuota: input.monthlyTokenQuota ?? null,
+      dailyRequestQuota: input.dailyRequestQuota ?? null,
+    }
+    return { record, key }
+  }
+
+  async create(input: NewKey): Promise<{ record: KeyRecord; key: string }> {
+    const created = await this.newKey(input)
+    await this.store.insert(created.record)
     this.cache?.put(created.record)
     return created
   }
 
-  /** The first key, when the database has none yet (see KeyStore.createFirst). */
-  createFirst(input: NewKey): { record: KeyRecord; key: string } | null {
-    const created = this.store.createFirst(input, this.now())
-    if (created) this.cache?.put(created.record)
+  /** The first key, when the store has none yet (see KeyStore.insertFirst); null when keys exist. */
+  async createFirst(input: NewKey): Promise<{ record: KeyRecord; key: string } | null> {
+    const created = await this.newKey(input)
+    if (!(await this.store.insertFirst(created.record))) return null
+    this.cache?.put(created.record)
     return created
   }
 
-  update(idOrPrefix: string, patch: KeyPatch): KeyRecord {
-    const record = this.store.update(idOrPrefix, patch, this.now())
-    this.cache?.put(record)
-    return record
+  async update(idOrPrefix: string, patch: KeyPatch): Promise<KeyRecord> {
+    checkNumbers(patch)
+    const record = await this.find(idOrPrefix)
+    const changes: Partial<KeyRecord> = {}
+    if (patch.name !== undefined) changes.name = checkName(patch.name)
+    if (patch.tier !== undefined) changes.tier = await this.checkTier(patch.tier)
+    if (patch.expiresInDays !== undefined) changes.expiresAt = patch.expiresInDays === null ? null : this.now() + patch.expiresInDays * DAY_MS
+    for (const [field] of LIMIT_FIELDS) {
+      if (patch[field] !== undefined) changes[field] = patch[field]
+    }
+    if (Object.keys(changes).length === 0) return record
+    await this.store.update(record.id, changes)
+    const updated = { ...record, ...changes }
+    this.cache?.put(updated)
+    return updated
   }
 
-  revoke(idOrPrefix: string): KeyRecord {
-    const record = this.store.revoke(idOrPrefix, this.now())
-    this.cache?.put(record)
-    return record
+  /** Revokes a key (idempotent: a revoked key keeps its first revocation time). */
+  async revoke(idOrPrefix: string): Promise<KeyRecord> {
+    const record = await this.find(idOrPrefix)
+    if (record.revokedAt !== null) return record
+    const revokedAt = this.now()
+    await this.store.update(record.id, { revokedAt })
+    const revoked = { ...record, revokedAt }
+    this.cache?.put(revoked)
+    return revoked
   }
 
-  list(): KeyRecord[] {
+  list(): Promise<KeyRecord[]> {
     return this.store.list()
   }
 
-  find(idOrPrefix: string): KeyRecord {
-    return this.store.find(idOrPrefix)
+  async find(idOrPrefix: string): Promise<KeyRecord> {
+    const record = await this.store.find(idOrPrefix)
+    if (!record) throw notFound(`no key with id or prefix "${idOrPrefix}"`, { code: 'key_not_found' })
+    return record
   }
 }

@@ -15,12 +15,14 @@ export const CALLER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, 
  * it, its body's 400, 413 and 415 included.
  */
 export function callerAuth(gateway: Gateway) {
-  return new Elysia().derive({ as: 'scoped' }, function authenticateCaller({ set, request, body }) {
+  // Async: a key the cache does not hold is looked up in the store (Elysia awaits a derive only
+  // when it is declared async).
+  return new Elysia().derive({ as: 'scoped' }, async function authenticateCaller({ set, request, body }) {
     const now = gateway.now()
     const apiKey = extractApiKey(request.headers)
     // The admin key is never a caller key, whatever its shape.
     if (apiKey !== null && apiKey === gateway.env.adminKey) throw unauthorized()
-    const caller = authenticate(apiKey, gateway.keyCache, gateway.routing, now)
+    const caller = await authenticate(apiKey, gateway.keyCache, gateway.routing, now)
     const record = recordOf(request)
     record.keyPrefix = caller.key.prefix
     record.tier = caller.tier.name

@@ -1,5 +1,4 @@
-import { type GatewayError, rateLimited } from '../errors'
-import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
+import type { GatewayError } from '../errors'
 
 /** The limits in force for one key: its tier's, with the key's own overrides applied. */
 export interface KeyLimits {
@@ -26,7 +25,7 @@ export type Admission =
       ok: true
       state: LimitState
       /** Ends the request at `at`: frees its concurrency slot and charges the tokens it really used. Idempotent. */
-      release(tokens: number, at: number): void
+      release(tokens: number, at: number): Promise<void>
     }
   | { ok: false; state: LimitState; error: GatewayError; reason: RefusalReason }
 
@@ -35,242 +34,17 @@ export type RefusalReason = 'requests' | 'tokens' | 'concurrency' | 'quota'
 
 /** Where quotas start from when a key is first seen in a period: the persisted usage counters. */
 export interface QuotaBaseline {
-  requestsOn(keyId: string, day: string): number
-  tokensSince(keyId: string, firstDay: string): number
+  requestsOn(keyId: string, day: string): Promise<number>
+  tokensSince(keyId: string, firstDay: string): Promise<number>
 }
 
 /**
- * The one limiter interface. The in-memory implementation below is exact for one process; a shared
- * store (Redis) can implement the same interface without routes changing.
+ * The one limiter interface. The in-memory implementation (memory.ts) is exact for one process; a
+ * shared store (Redis) implements the same interface without the serving pipeline changing.
  */
 export interface Limiter {
-  /** The key's state without counting anything (for responses refused before admission). */
+  /** The key's state as this process knows it, counting nothing (for responses refused before admission). */
   peek(keyId: string, limits: KeyLimits, now: number): LimitState
   /** Counts the request if every limit allows it; a refusal consumes nothing. */
-  admit(keyId: string, limits: KeyLimits, now: number): Admission
-}
-
-const WINDOW_MS = MINUTE_MS
-/** Keys with nothing in their window and nothing in flight are dropped after this long. */
-const IDLE_EVICT_MS = 2 * WINDOW_MS
-
-const ceilSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
-
-/**
- * Amounts counted in the last minute with their times, oldest first, in a growable ring (a sliding
- * log). Events in the same millisecond share one entry, so the log holds at most 60,000 entries
- * however busy the key: exact, and bounded in memory.
- */
-class SlidingLog {
-  private times = new Float64Array(8)
-  private amounts = new Float64Array(8)
-  private head = 0
-  /** Entries held (not events: one entry per millisecond). */
-  private count = 0
-  /** The sum of the amounts in the window: for the request log, the number of requests. */
-  total = 0
-
-  advance(now: number): void {
-    while (this.count > 0 && this.times[this.head]! <= now - WINDOW_MS) {
-      this.total -= this.amounts[this.head]!
-      this.head = (this.head + 1) % this.times.length
-      this.count--
-    }
-  }
-
-  /** Appends an event; a clock that stepped back is clamped so the log stays in time order. */
-  push(time: number, amount: number): void {
-    this.total += amount
-    if (this.count > 0) {
-      const last = (this.head + this.count - 1) % this.times.length
-      if (time <= this.times[last]!) {
-        this.amounts[last]! += amount
-        return
-      }
-    }
-    if (this.count === this.times.length) this.grow()
-    const at = (this.head + this.count) % this.times.length
-    this.times[at] = time
-    this.amounts[at] = amount
-    this.count++
-  }
-
-  /** Milliseconds until the oldest entry leaves the window (0 when empty). */
-  msUntilOldestLeaves(now: number): number {
-    return this.count === 0 ? 0 : this.times[this.head]! + WINDOW_MS - now
-  }
-
-  /** Milliseconds until the total drops to `target` or below as old entries leave the window. */
-  msUntilTotalAtMost(target: number, now: number): number {
-    let total = this.total
-    for (let i = 0; i < this.count && total > target; i++) {
-      const at = (this.head + i) % this.times.length
-      total -= this.amounts[at]!
-      if (total <= target) return this.times[at]! + WINDOW_MS - now
-    }
-    return 0
-  }
-
-  private grow(): void {
-    const times = new Float64Array(this.times.length * 2)
-    const amounts = new Float64Array(this.times.length * 2)
-    for (let i = 0; i < this.count; i++) {
-      times[i] = this.times[(this.head + i) % this.times.length]!
-      amounts[i] = this.amounts[(this.head + i) % this.times.length]!
-    }
-    this.times = times
-    this.amounts = amounts
-    this.head = 0
-  }
-}
-
-interface KeyState {
-  requests: SlidingLog
-  tokens: SlidingLog
-  inFlight: number
-  lastSeen: number
-  day: string
-  requestsToday: number
-  month: string
-  tokensThisMonth: number
-}
-
-const refusal = (code: string, message: string, retryAfterSeconds: number) => rateLimited(message, { code, retryAfterSeconds })
-
-/**
- * Exact limits for one process. Requests per minute and tokens per minute are sliding logs: no 60 s
- * span ever holds more than the limit, so there is no 2x burst at a window boundary as with fixed
- * windows. Single-threaded JS makes each admit atomic: concurrency cannot overshoot. Quotas start
- * from the persisted usage counters and are then counted in memory.
- */
-export class MemoryLimiter implements Limiter {
-  private readonly keys = new Map<string, KeyState>()
-  private lastSweep = 0
-  private readonly days = new UtcDays()
-
-  constructor(private readonly baseline: QuotaBaseline | null = null) {}
-
-  /** How many keys are held in memory (for tests of eviction and for metrics). */
-  get size(): number {
-    return this.keys.size
-  }
-
-  private key(keyId: string, now: number): KeyState {
-    let state = this.keys.get(keyId)
-    if (!state) {
-      state = { requests: new SlidingLog(), tokens: new SlidingLog(), inFlight: 0, lastSeen: now, day: '', requestsToday: 0, month: '', tokensThisMonth: 0 }
-      this.keys.set(keyId, state)
-    }
-    state.lastSeen = now
-    state.requests.advance(now)
-    state.tokens.advance(now)
-    return state
-  }
-
-  private syncQuotaPeriods(keyId: string, state: KeyState, limits: KeyLimits, now: number): void {
-    const day = this.days.of(now)
-    if (limits.dailyRequestQuota !== null && state.day !== day) {
-      state.day = day
-      state.requestsToday = this.baseline?.requestsOn(keyId, day) ?? 0
-    }
-    const month = day.slice(0, 7)
-    if (limits.monthlyTokenQuota !== null && state.month !== month) {
-      state.month = month
-      state.tokensThisMonth = this.baseline?.tokensSince(keyId, `${month}-01`) ?? 0
-    }
-  }
-
-  private stateOf(state: KeyState, limits: KeyLimits, now: number): LimitState {
-    return {
-      limit: limits.requestsPerMinute,
-      remaining: Math.max(0, limits.requestsPerMinute - state.requests.total),
-      resetSeconds: state.requests.total === 0 ? 0 : ceilSeconds(state.requests.msUntilOldestLeaves(now)),
-      tokenLimit: limits.tokensPerMinute,
-      tokensRemaining: Math.max(0, limits.tokensPerMinute - state.tokens.total),
-    }
-  }
-
-  peek(keyId: string, limits: KeyLimits, now: number): LimitState {
-    const state = this.keys.get(keyId)
-    if (!state) {
-      return {
-        limit: limits.requestsPerMinute,
-        remaining: limits.requestsPerMinute,
-        resetSeconds: 0,
-        tokenLimit: limits.tokensPerMinute,
-        tokensRemaining: limits.tokensPerMinute,
-      }
-    }
-    state.requests.advance(now)
-    state.tokens.advance(now)
-    return this.stateOf(state, limits, now)
-  }
-
-  admit(keyId: string, limits: KeyLimits, now: number): Admission {
-    this.sweep(now)
-    const state = this.key(keyId, now)
-    this.syncQuotaPeriods(keyId, state, limits, now)
-    const refuse = (reason: RefusalReason, error: GatewayError): Admission => ({ ok: false, state: this.stateOf(state, limits, now), error, reason })
-
-    if (limits.dailyRequestQuota !== null && state.requestsToday >= limits.dailyRequestQuota) {
-      const wait = ceilSeconds(msUntilNextDay(now))
-      return refuse(
-        'quota',
-        refusal('quota_exceeded', `Daily request quota of ${limits.dailyRequestQuota} reached. It resets at 00:00 UTC, in ${wait} s.`, wait),
-      )
-    }
-    if (limits.monthlyTokenQuota !== null && state.tokensThisMonth >= limits.monthlyTokenQuota) {
-      const wait = ceilSeconds(msUntilNextMonth(now))
-      return refuse(
-        'quota',
-        refusal('quota_exceeded', `Monthly token quota of ${limits.monthlyTokenQuota} reached. It resets on the 1st at 00:00 UTC, in ${wait} s.`, wait),
-      )
-    }
-    if (state.requests.total >= limits.requestsPerMinute) {
-      const wait = ceilSeconds(state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
-      return refuse(
-        'requests',
-        refusal('rate_limit_exceeded', `Rate limit reached: ${limits.requestsPerMinute} requests per minute. Try again in ${wait} s.`, wait),
-      )
-    }
-    if (state.tokens.total >= limits.tokensPerMinute) {
-      // Tokens are charged after each response with its real usage; once over, the key waits until
-      // enough of the last minute's usage has left the window.
-      const wait = ceilSeconds(state.tokens.msUntilTotalAtMost(limits.tokensPerMinute - 1, now))
-      return refuse(
-        'tokens',
-        refusal('rate_limit_exceeded', `Token rate limit reached: ${limits.tokensPerMinute} tokens per minute. Try again in ${wait} s.`, wait),
-      )
-    }
-    if (state.inFlight >= limits.maxConcurrent) {
-      return refuse('concurrency', refusal('concurrency_limit_exceeded', `Concurrency limit reached: ${limits.maxConcurrent} requests in flight.`, 1))
-    }
-
-    state.requests.push(now, 1)
-    state.requestsToday++
-    state.inFlight++
-    let released = false
-    return {
-      ok: true,
-      state: this.stateOf(state, limits, now),
-      release: (tokens, at) => {
-        if (released) return
-        released = true
-        state.inFlight--
-        if (tokens > 0) {
-          state.tokens.push(at, tokens)
-          state.tokensThisMonth += tokens
-        }
-      },
-    }
-  }
-
-  /** Drops idle keys so memory stays bounded by the keys active in the last few minutes. */
-  private sweep(now: number): void {
-    if (now - this.lastSweep < WINDOW_MS) return
-    this.lastSweep = now
-    for (const [keyId, state] of this.keys) {
-      if (state.inFlight === 0 && now - state.lastSeen > IDLE_EVICT_MS) this.keys.delete(keyId)
-    }
-  }
+  admit(keyId: string, limits: KeyLimits, now: number): Promise<Admission>
 }

@@ -64,7 +64,7 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
   const alias = servableTargets(resolveAlias(routing, exchange.model), exchange)
   record.alias = alias.name
   authorizeAlias(caller, alias)
-  const admission = gateway.limiter.admit(caller.key.id, caller.limits, gateway.now())
+  const admission = await gateway.limiter.admit(caller.key.id, caller.limits, gateway.now())
   setRateLimitHeaders(call.headers, admission.state)
   if (!admission.ok) {
     metrics.refusals.inc(admission.reason)
@@ -76,13 +76,13 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
   let upstreamStart: number | undefined
   // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens
   // charged. The promise resolves once the usage is durable: await it before the response ends.
-  const settle = (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
+  const settle = async (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
     metrics.inFlight.value--
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
     const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
     const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
     const at = gateway.now()
-    admission.release(promptTokens + completionTokens, at)
+    await admission.release(promptTokens + completionTokens, at)
     return gateway.usage.record({
       keyId: caller.key.id,
       alias: alias.name,

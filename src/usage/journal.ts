@@ -1,7 +1,7 @@
 import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { tryLockExclusive } from './file-lock'
-import type { UsageEntry } from './recorder'
+import type { UsageEntry } from './entry'
 
 /** One group of entries appended together; `seq` increases by one per batch within a journal. */
 export interface JournalBatch {

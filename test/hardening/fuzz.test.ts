@@ -37,7 +37,10 @@ let key: string
 let spareId: string
 
 beforeAll(async () => {
-  gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: writeConfig(dir.path, CONFIG), GATEWAY_ADMIN_KEY: ADMIN_KEY })
+  gateway = await spawnGateway(
+    { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: writeConfig(dir.path, CONFIG), GATEWAY_ADMIN_KEY: ADMIN_KEY },
+    { expectFirstKey: true },
+  )
   key = gateway.firstKey!
   const spare = await fetch(`${gateway.url}/admin/keys`, {
     method: 'POST',

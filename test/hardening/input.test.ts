@@ -10,6 +10,7 @@ import { connect } from 'node:net'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, runCli, spawnGateway } from '../support/process'
 import { fakeUpstream, openaiCompletion } from '../support/upstream'
+import { waitFor } from '../support/wait'
 
 const ADMIN_KEY = 'admin-key-for-tests-0123456789'
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` }
@@ -47,7 +48,7 @@ async function gatewayFor(options: { env?: Record<string, string>; upstreamUrl?:
   const dir = tempDir('chatgate-hardening-')
   const db = `${dir.path}/gateway.sqlite`
   const env = { GATEWAY_DB: db, GATEWAY_CONFIG: writeConfig(dir.path, config(options.upstreamUrl)), GATEWAY_ADMIN_KEY: ADMIN_KEY, ...options.env }
-  const gateway = await spawnGateway(env)
+  const gateway = await spawnGateway(env, { expectFirstKey: true })
   return {
     gateway,
     env,
@@ -81,15 +82,8 @@ async function errorOf(response: Response): Promise<ErrorBody['error']> {
 const procStatusMb = (pid: number, field: 'VmRSS' | 'VmHWM') =>
   Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 
-/** Polls `check` until it holds or `ms` pass; returns whether it held. */
-async function eventually(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > deadline) return false
-    await Bun.sleep(20)
-  }
-  return true
-}
+/** Waits until `check` holds, naming it by its source if it never does. */
+const eventually = (check: () => boolean): Promise<true> => waitFor(check, () => `${check}`)
 
 interface RawResponse {
   status: number

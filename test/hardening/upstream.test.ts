@@ -187,7 +187,10 @@ async function withHostileGateway(
 ) {
   using dir = tempDir()
   const upstream = hostileUpstream()
-  const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: gatewayConfig(dir.path, upstream.url), ...env })
+  const gateway = await spawnGateway(
+    { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: gatewayConfig(dir.path, upstream.url), ...env },
+    { expectFirstKey: true },
+  )
   try {
     // Warm up both paths once, so start-up allocations are not counted as growth.
     for (const stream of [false, true]) {
@@ -439,7 +442,10 @@ targets = [{ upstream = "${name}", model = "m" }]
   )
   .join('')}`,
     )
-    const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, GATEWAY_ADMIN_KEY: ADMIN_KEY })
+    const gateway = await spawnGateway(
+      { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config, GATEWAY_ADMIN_KEY: ADMIN_KEY },
+      { expectFirstKey: true },
+    )
     try {
       for (const [name, port] of Object.entries(upstreams)) {
         const response = await fetch(`${gateway.url}/v1/chat/completions`, {

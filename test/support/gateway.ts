@@ -27,14 +27,14 @@ export interface InProcessGateway {
   request(path: string, init?: RequestInit): Promise<Response>
   /** Serves the app on a real socket (127.0.0.1, free port) in this process; returns its base URL. */
   listen(): string
-  close(): void
+  close(): Promise<void>
 }
 
 /** A gateway in this process (app.handle, no socket): for fast route and unit coverage. */
 export async function inProcessGateway(options: { env?: Record<string, string>; now?: () => number } = {}): Promise<InProcessGateway> {
   const env = readEnv({ GATEWAY_DB: ':memory:', LOG_LEVEL: 'error', ...options.env })
-  const gateway = createGateway({ env, log: createLogger('error'), now: options.now })
-  const key = ensureFirstKey(gateway)
+  const gateway = await createGateway({ env, log: createLogger('error'), now: options.now })
+  const key = await ensureFirstKey(gateway)
   if (key === null) throw new Error('expected a first key')
   const app = await createApp(gateway)
   let server: ReturnType<typeof Bun.serve> | null = null
@@ -47,9 +47,10 @@ export async function inProcessGateway(options: { env?: Record<string, string>; 
       server ??= Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: app.fetch })
       return `http://127.0.0.1:${server.port}`
     },
-    close() {
+    async close() {
       void server?.stop(true)
-      gateway.storage.close()
+      gateway.keyCache.stop()
+      gateway.stores.close()
     },
   }
 }

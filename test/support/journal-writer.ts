@@ -8,14 +8,14 @@
  * in its own batch; --torn then appends half a line, as an OS crash in the middle of a write could.
  */
 import { appendFileSync } from 'node:fs'
-import { openStorage } from '../../src/db'
+import { openSqliteStores } from '../../src/storage/sqlite'
 import { UsageJournal } from '../../src/usage/journal'
 import { UsageRecorder } from '../../src/usage/recorder'
 
 const [path, ...rest] = process.argv.slice(2)
-const storage = openStorage(path!)
+const stores = openSqliteStores(path!)
 const journal = UsageJournal.create(path!)
-const recorder = new UsageRecorder(storage.db, journal, path!)
+const recorder = await UsageRecorder.open(stores.usage, journal, path!)
 process.stdout.write(`${journal.path}\n`)
 for (const tokens of rest.filter((arg) => arg !== '--torn')) {
   await recorder.record({

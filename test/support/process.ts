@@ -1,17 +1,29 @@
 import type { Subprocess } from 'bun'
 import { ROOT } from './gateway'
+import { waitFor } from './wait'
 
 export interface GatewayProcess {
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
   url: string
-  /** The first key, when the server created one at start. */
-  firstKey: string | null
+  /** The first key, when the server printed one at start (from its output so far). */
+  readonly firstKey: string | null
   output(): string
+  /** Sends `signal`; resolves with the exit code once the process exited and its output was read to the end. */
   stop(signal?: NodeJS.Signals): Promise<number>
 }
 
+export interface SpawnOptions {
+  /**
+   * The server creates a first key at start (a new database) and prints it: wait until it did.
+   * It prints the key after its listen line, so without this `firstKey` may not be there yet.
+   */
+  expectFirstKey?: boolean
+}
+
+const FIRST_KEY = /^(sk-cg-[A-Za-z0-9]{40})$/m
+
 /** Spawns the real server (`bun src/main.ts`) on a free port and waits until it listens. */
-export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+export async function spawnGateway(env: Record<string, string>, options: SpawnOptions = {}): Promise<GatewayProcess> {
   const proc = Bun.spawn(['bun', 'src/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...env },
@@ -20,37 +32,46 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
   })
   let text = ''
   let errors = ''
-  void (async () => {
-    for await (const chunk of proc.stderr) errors += new TextDecoder().decode(chunk)
-  })()
-  const reader = proc.stdout.getReader()
-  const decoder = new TextDecoder()
-  const deadline = Date.now() + 15_000
-  let url: string | null = null
-  while (url === null) {
-    if (Date.now() > deadline) throw new Error(`gateway did not start:\n${text}\n${errors}`)
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`gateway exited before listening:\n${text}\n${errors}`)
-    text += decoder.decode(value)
-    url = /listening on (http:\/\/[^"\s]+)/.exec(text)?.[1] ?? null
+  // Both pipes are drained to their end, so the child never blocks on a full pipe, and `stop`
+  // can wait until everything it wrote has been read.
+  const drained = Promise.all([
+    (async () => {
+      const decoder = new TextDecoder()
+      for await (const chunk of proc.stdout) text += decoder.decode(chunk, { stream: true })
+    })(),
+    (async () => {
+      const decoder = new TextDecoder()
+      for await (const chunk of proc.stderr) errors += decoder.decode(chunk, { stream: true })
+    })(),
+  ])
+  const exitedEarly = (what: string): false => {
+    if (proc.exitCode === null && proc.signalCode === null) return false
+    throw new Error(`gateway exited (${proc.exitCode ?? proc.signalCode}) before ${what}:\n${text}\n${errors}`)
   }
-  // Keep draining stdout so the child never blocks on a full pipe.
-  void (async () => {
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) return
-      text += decoder.decode(value)
-    }
-  })()
-  await Bun.sleep(50)
+  const listening = () => /listening on (http:\/\/[^"\s]+)/.exec(text)?.[1]
+  const url = await waitFor(
+    () => listening() ?? exitedEarly('listening'),
+    () => `the gateway's "listening on" line; its output so far:\n${text}\n${errors}`,
+  )
+  const firstKey = () => FIRST_KEY.exec(text)?.[1] ?? null
+  if (options.expectFirstKey) {
+    await waitFor(
+      () => firstKey() ?? exitedEarly('printing its first key'),
+      () => `the gateway to print its first key; its output so far:\n${text}\n${errors}`,
+    )
+  }
   return {
     proc,
     url,
-    firstKey: /^(sk-cg-[A-Za-z0-9]{40})$/m.exec(text)?.[1] ?? null,
+    get firstKey() {
+      return firstKey()
+    },
     output: () => text + errors,
     async stop(signal = 'SIGTERM') {
       proc.kill(signal)
-      return await proc.exited
+      const code = await proc.exited
+      await drained
+      return code
     },
   }
 }

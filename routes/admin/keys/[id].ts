@@ -10,28 +10,20 @@ const responses = { 200: KeyRecordSchema, 401: ErrorSchema, 404: ErrorSchema }
 export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
-    .get('', ({ params }) => keyView(gateway.keys.find(params.id)), {
+    .get('', async ({ params }) => keyView(await gateway.keys.find(params.id)), {
       params,
       response: responses,
       detail: { tags: ['Admin'], summary: 'Get one key', security: ADMIN_SECURITY },
     })
-    .patch(
-      '',
-      ({ params, body }) => {
-        return keyView(gateway.keys.update(params.id, keyFieldsOf(body)))
-      },
-      {
-        params,
-        body: KeyPatchSchema,
-        response: { ...responses, 400: ErrorSchema },
-        detail: { tags: ['Admin'], summary: 'Change a key: tier, limits, expiry, name (null clears an override)', security: ADMIN_SECURITY },
-      },
-    )
-    .delete(
-      '',
-      ({ params }) => {
-        return keyView(gateway.keys.revoke(params.id))
-      },
-      { params, response: responses, detail: { tags: ['Admin'], summary: 'Revoke a key (it stops working at once)', security: ADMIN_SECURITY } },
-    ),
+    .patch('', async ({ params, body }) => keyView(await gateway.keys.update(params.id, keyFieldsOf(body))), {
+      params,
+      body: KeyPatchSchema,
+      response: { ...responses, 400: ErrorSchema },
+      detail: { tags: ['Admin'], summary: 'Change a key: tier, limits, expiry, name (null clears an override)', security: ADMIN_SECURITY },
+    })
+    .delete('', async ({ params }) => keyView(await gateway.keys.revoke(params.id)), {
+      params,
+      response: responses,
+      detail: { tags: ['Admin'], summary: 'Revoke a key (it stops working at once)', security: ADMIN_SECURITY },
+    }),
 )

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { invalidRequest } from '../../../src/errors'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../../src/http/admin'
 import { ErrorSchema, Int } from '../../../src/http/schemas'
-import type { SeriesBucket } from '../../../src/usage/rollups'
+import type { SeriesBucket } from '../../../src/usage/reports'
 
 /** Default span per bucket size: the dashboard's "last hour / day / 30 days". */
 const DEFAULT_SPAN_MS: Record<SeriesBucket, number> = { minute: 3_600_000, hour: 86_400_000, day: 30 * 86_400_000 }
@@ -27,11 +27,11 @@ const PointSchema = t.Object({
 export default defineAdminRoute((gateway) =>
   new Elysia().use(adminAuth(gateway)).get(
     '',
-    ({ query }) => {
+    async ({ query }) => {
       const bucket = query.bucket ?? 'minute'
       const to = time('to', query.to, gateway.now())
       const from = time('from', query.from, to - DEFAULT_SPAN_MS[bucket])
-      return { bucket, data: gateway.usage.series({ from, to, bucket, keyId: query.key_id, alias: query.alias, upstream: query.upstream }) }
+      return { bucket, data: await gateway.reports.series({ from, to, bucket, keyId: query.key_id, alias: query.alias, upstream: query.upstream }) }
     },
     {
       query: t.Object({

@@ -3,14 +3,15 @@ import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
-import * as schema from '../db/schema'
+import * as schema from '../../../db/schema'
 
 /** Drizzle over bun:sqlite; `$client` is the raw connection, for the few statements Drizzle cannot express. */
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 /** The database or a transaction on it: what functions that read or write rows take. */
 export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0]
 
-export interface Storage {
+/** An open SQLite database: the handle the SQLite stores share. */
+export interface SqliteDatabase {
   sqlite: Database
   db: Db
   /** The database file; null in memory. Usage journals live beside it (see usage/journal.ts). */
@@ -18,10 +19,12 @@ export interface Storage {
   close(): void
 }
 
-const MIGRATIONS = new URL('../db/migrations', import.meta.url).pathname
+const MIGRATIONS = new URL('../../../db/migrations', import.meta.url).pathname
 
 /** When the newest migration was made: a database whose journal of migrations reaches it is up to date. */
-const NEWEST_MIGRATION: number = Math.max(...(require('../db/migrations/meta/_journal.json') as { entries: { when: number }[] }).entries.map((e) => e.when))
+const NEWEST_MIGRATION: number = Math.max(
+  ...(require('../../../db/migrations/meta/_journal.json') as { entries: { when: number }[] }).entries.map((e) => e.when),
+)
 
 /**
  * Applies pending migrations. Drizzle reads what is applied before it takes the write lock, so of two
@@ -38,7 +41,7 @@ function migrateOnce(db: Db): void {
 }
 
 /** Opens (creating if needed) the SQLite file in WAL mode and applies pending migrations. */
-export function openStorage(path: string): Storage {
+export function openSqlite(path: string): SqliteDatabase {
   if (path !== ':memory:') {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
     // Created owner-only before SQLite opens it: SQLite gives its -wal and -shm files the same mode.

@@ -1,8 +1,8 @@
 import { and, asc, count, eq, inArray, isNull, notInArray } from 'drizzle-orm'
-import { aliasTargets, aliases, apiKeys, tiers, upstreams } from '../../db/schema'
-import type { DbOrTx } from '../db'
-import { invalidRequest } from '../errors'
-import type { AliasSettings, GatewayConfig, StoredRouting } from './types'
+import { aliasTargets, aliases, apiKeys, tiers, upstreams } from '../../../db/schema'
+import type { AliasSettings, ConfigStore, GatewayConfig, StoredRouting } from '../../config/types'
+import { invalidRequest } from '../../errors'
+import type { Db, DbOrTx } from './open'
 
 /** Stored names that the config no longer lists. */
 const unnamed = (named: string[], stored: { name: string }[]) => stored.map((row) => row.name).filter((name) => !named.includes(name))
@@ -13,7 +13,7 @@ const unnamed = (named: string[], stored: { name: string }[]) => stored.map((row
  * Keys and usage are never touched, and a tier that keys still use is never removed: the whole
  * sync is refused instead (400 naming the tier and how many keys use it), and nothing changes.
  */
-export function syncConfig(db: DbOrTx, config: GatewayConfig, now = Date.now()): void {
+function syncConfig(db: DbOrTx, config: GatewayConfig, now: number): void {
   db.transaction(
     (tx) => {
       const droppedTiers = unnamed(
@@ -81,7 +81,7 @@ export function syncConfig(db: DbOrTx, config: GatewayConfig, now = Date.now()):
 }
 
 /** Everything routing needs, read once (at start or reload) so requests never touch the database for it. */
-export function readStoredRouting(db: DbOrTx): StoredRouting {
+function readStoredRouting(db: DbOrTx): StoredRouting {
   const tierRows = db.select().from(tiers).orderBy(asc(tiers.position), asc(tiers.name)).all()
   const upstreamRows = db.select().from(upstreams).orderBy(asc(upstreams.name)).all()
   const aliasRows = db.select().from(aliases).orderBy(asc(aliases.position), asc(aliases.name)).all()
@@ -95,5 +95,26 @@ export function readStoredRouting(db: DbOrTx): StoredRouting {
       createdAt: alias.createdAt,
       targets: targetRows.filter((t) => t.alias === alias.name).map(({ upstream, model, weight }) => ({ upstream, model, weight })),
     })),
+  }
+}
+
+/** The config in the tiers, upstreams, aliases and alias_targets tables. */
+export class SqliteConfigStore implements ConfigStore {
+  constructor(private readonly db: Db) {}
+
+  async apply<T>(config: GatewayConfig, now: number, build: (stored: StoredRouting) => T): Promise<T> {
+    // Immediate: it reads before it writes, and a deferred transaction would fail at once, not wait,
+    // when another process (a second gateway starting) wrote meanwhile.
+    return this.db.transaction(
+      (tx) => {
+        syncConfig(tx, config, now)
+        return build(readStoredRouting(tx))
+      },
+      { behavior: 'immediate' },
+    )
+  }
+
+  async isEmpty(): Promise<boolean> {
+    return this.db.select({ name: tiers.name }).from(tiers).limit(1).all().length === 0
   }
 }

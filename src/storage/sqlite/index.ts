@@ -1,0 +1,23 @@
+import type { Stores } from '../types'
+import { SqliteConfigStore } from './config'
+import { SqliteKeyStore } from './keys'
+import { openSqlite } from './open'
+import { sqliteQuotaBaseline } from './quota-baseline'
+import { SqliteUsageStore } from './usage'
+import { SqliteUsageReads } from './usage-reads'
+
+/** Every store on one SQLite file (created and migrated as needed), or in memory for ':memory:'. */
+export function openSqliteStores(path: string): Stores {
+  const database = openSqlite(path)
+  const ping = database.sqlite.query('SELECT 1')
+  return {
+    keys: new SqliteKeyStore(database.db),
+    config: new SqliteConfigStore(database.db),
+    usage: new SqliteUsageStore(database.db),
+    usageReads: new SqliteUsageReads(database.db),
+    quotaBaseline: sqliteQuotaBaseline(database.db),
+    journalBase: database.path,
+    ping: async () => void ping.get(),
+    close: () => database.close(),
+  }
+}

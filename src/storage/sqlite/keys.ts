@@ -1,0 +1,98 @@
+import { desc, eq, or, sql } from 'drizzle-orm'
+import { apiKeys, keyTableVersion, tiers } from '../../../db/schema'
+import type { KeyRecord, KeyStore } from '../../auth/keys'
+import type { Db } from './open'
+
+/**
+ * The `api_keys` table. Every write raises the key-table version in the same transaction. Reading
+ * the version is screened by SQLite's data_version, which changes only when another connection
+ * commits and touches no table: an unknown key costs one pragma when nothing was written at all.
+ */
+export class SqliteKeyStore implements KeyStore {
+  private readonly readVersion
+  private readonly bumpVersion
+  private readonly dataVersion
+  private readonly findByIdOrPrefix
+  private readonly findTier
+  /** data_version at the last version read, and what that read returned. */
+  private seenDataVersion = -1
+  private lastVersion = 0
+
+  constructor(private readonly db: Db) {
+    this.readVersion = db.select({ version: keyTableVersion.version }).from(keyTableVersion).where(eq(keyTableVersion.id, 1)).prepare()
+    this.bumpVersion = db
+      .insert(keyTableVersion)
+      .values({ id: 1, version: 1 })
+      .onConflictDoUpdate({ target: keyTableVersion.id, set: { version: sql`${keyTableVersion.version} + 1` } })
+      .prepare()
+    this.dataVersion = db.$client.query<{ data_version: number }, []>('PRAGMA data_version')
+    const id = sql.placeholder('id')
+    this.findByIdOrPrefix = db
+      .select()
+      .from(apiKeys)
+      .where(or(eq(apiKeys.id, id), eq(apiKeys.prefix, id)))
+      .prepare()
+    this.findTier = db
+      .select({ name: tiers.name })
+      .from(tiers)
+      .where(eq(tiers.name, sql.placeholder('tier')))
+      .prepare()
+  }
+
+  /**
+   * This process's own writes do not change data_version, and need not: the process puts them in
+   * its cache itself. Any other process's write does, and then the version is read.
+   */
+  async version(): Promise<number> {
+    const dataVersion = this.dataVersion.get()?.data_version ?? -1
+    if (dataVersion !== this.seenDataVersion) {
+      this.seenDataVersion = dataVersion
+      this.lastVersion = this.readVersion.get()?.version ?? 0
+    }
+    return this.lastVersion
+  }
+
+  async all(): Promise<KeyRecord[]> {
+    return this.db.select().from(apiKeys).all()
+  }
+
+  async list(): Promise<KeyRecord[]> {
+    return this.db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all()
+  }
+
+  async find(idOrPrefix: string): Promise<KeyRecord | null> {
+    return this.findByIdOrPrefix.get({ id: idOrPrefix }) ?? null
+  }
+
+  async tierExists(tier: string): Promise<boolean> {
+    return this.findTier.get({ tier }) !== undefined
+  }
+
+  async insert(record: KeyRecord): Promise<void> {
+    this.db.transaction((tx) => {
+      tx.insert(apiKeys).values(record).run()
+      this.bumpVersion.run()
+    })
+  }
+
+  async insertFirst(record: KeyRecord): Promise<boolean> {
+    // Immediate: it reads before it writes, and a deferred transaction would fail at once, not
+    // wait, when another process wrote meanwhile.
+    return this.db.transaction(
+      (tx) => {
+        if (tx.select({ id: apiKeys.id }).from(apiKeys).limit(1).get()) return false
+        tx.insert(apiKeys).values(record).run()
+        this.bumpVersion.run()
+        return true
+      },
+      { behavior: 'immediate' },
+    )
+  }
+
+  async update(id: string, changes: Partial<KeyRecord>): Promise<void> {
+    this.db.transaction((tx) => {
+      tx.update(apiKeys).set(changes).where(eq(apiKeys.id, id)).run()
+      this.bumpVersion.run()
+    })
+  }
+}

@@ -1,0 +1,15 @@
+/** One request as usage counts it: who made it, what it used, how it went. */
+export interface UsageEntry {
+  keyId: string
+  alias: string
+  upstream: string
+  error: boolean
+  promptTokens: number
+  completionTokens: number
+  latencyMs: number
+  /** When it ended (ms since the epoch): the minute and UTC day it is counted in. */
+  at: number
+}
+
+/** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */
+export const NO_UPSTREAM = '-'
