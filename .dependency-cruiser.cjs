@@ -51,6 +51,20 @@ module.exports = {
       from: { path: '^src/(wire|providers|routing|limits|usage|auth|config|storage)/' },
       to: { path: ['^src/http/', '^routes/', '^src/serve/', '^src/(gateway|app|main|cli)\\.ts$'] },
     },
+    {
+      name: 'storage-behind-ports',
+      severity: 'error',
+      comment: 'The domain sees stores through their ports only: which database is behind them is chosen where the gateway is put together.',
+      from: { path: SRC, pathNot: ['^src/storage/', '^src/(gateway|cli)\\.ts$'] },
+      to: { path: '^src/storage/' },
+    },
+    {
+      name: 'database-only-in-storage',
+      severity: 'error',
+      comment: 'Only the storage adapters touch the database schema and drivers (db/latency.ts is shared plain data).',
+      from: { pathNot: ['^src/storage/', '^db/'] },
+      to: { path: ['^db/schema', 'drizzle-orm', 'bun:sqlite', '^db/pg'] },
+    },
   ],
   options: {
     // TypeScript 7 has no compiler API for dependency-cruiser to use: swc reads the sources instead.

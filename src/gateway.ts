@@ -14,6 +14,7 @@ import { GatewayMetrics } from './observe/metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
+import type { ServeDeps } from './serve/serve'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
 import { DAY_MS } from './time'
@@ -46,6 +47,8 @@ export interface Gateway {
   metrics: GatewayMetrics
   /** Writes each request's log line and metrics. */
   observer: RequestObserver
+  /** The part of all this that serving a request uses. */
+  serving: ServeDeps
   now: () => number
   /**
    * Exempts a request from the listener's idle timeout while it waits on an upstream (set by main
@@ -100,6 +103,9 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     const keyCache = await KeyCache.load(stores.keys, () => metrics.keyCacheReloads.inc())
     const journal = stores.journalBase === null ? null : UsageJournal.create(stores.journalBase)
     const usage = await UsageRecorder.open(stores.usage, journal, stores.journalBase)
+    const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
+    const limiter = new MemoryLimiter(stores.quotaBaseline)
+    const headers = headerNames(env.headerBrand)
     const gateway: Gateway = {
       env,
       stores,
@@ -107,14 +113,15 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       routing,
       keyCache,
       keys: new KeyService(stores.keys, keyCache, now),
-      limiter: new MemoryLimiter(stores.quotaBaseline),
+      limiter,
       circuits,
       usage,
       reports: new UsageReports(stores.usageReads, () => usage.fold()),
-      headers: headerNames(env.headerBrand),
+      headers,
       log,
       metrics,
-      observer: new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug'),
+      observer,
+      serving: { routing: () => gateway.routing, limiter, usage, circuits, now, headers, metrics, log, observer },
       now,
       holdConnection: () => {},
     }

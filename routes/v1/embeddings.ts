@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { EmbeddingsRequestSchema, EmbeddingsResponseSchema } from '../../src/http/inbound-schemas'
+import { rawBodyOf } from '../../src/http/body'
 import { recordOf } from '../../src/observe/request-record'
 import { defineRoute } from '../../src/http/route'
 import { ErrorSchema } from '../../src/http/schemas'
@@ -15,7 +16,7 @@ export default defineRoute((gateway) =>
       gateway.holdConnection(request)
       const record = recordOf(request)
       const call = { caller, clientSignal: request.signal, headers: set.headers, record }
-      return serve(gateway, call, embeddingsExchange(body as EmbeddingsRequest, record.body)) as Promise<Response>
+      return serve(gateway.serving, call, embeddingsExchange(body as EmbeddingsRequest, rawBodyOf(request))) as Promise<Response>
     },
     {
       body: EmbeddingsRequestSchema,

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../src/http/caller'
 import { AnthropicErrorSchema, MessageSchema, MessagesRequestSchema } from '../../src/http/inbound-schemas'
+import { rawBodyOf } from '../../src/http/body'
 import { recordOf } from '../../src/observe/request-record'
 import { defineRoute } from '../../src/http/route'
 import { messagesExchange } from '../../src/serve/messages'
@@ -19,7 +20,7 @@ export default defineRoute((gateway) =>
       record.messages = messagesRequest.messages
       const headers = { version: request.headers.get('anthropic-version'), beta: request.headers.get('anthropic-beta') }
       const call = { caller, clientSignal: request.signal, headers: set.headers, record }
-      return serve(gateway, call, messagesExchange(messagesRequest, record.body, headers)) as Promise<Response>
+      return serve(gateway.serving, call, messagesExchange(messagesRequest, rawBodyOf(request), headers)) as Promise<Response>
     },
     {
       body: MessagesRequestSchema,

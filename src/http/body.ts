@@ -1,5 +1,5 @@
 import { type GatewayError, invalidRequest } from '../errors'
-import { type JsonOutline, outlineJson } from '../wire/json-text'
+import { type JsonBody, outlineJson } from '../wire/json-text'
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i
 const decoder = new TextDecoder()
@@ -19,12 +19,10 @@ export function acceptBody(body: unknown): void {
   if (body instanceof RefusedBody) throw body.error
 }
 
-/** A JSON request body: the text as sent, its parse, and where its top-level members sit in the text. */
-export interface JsonBody {
-  text: string
-  value: unknown
-  outline: JsonOutline
-}
+const rawBodies = new WeakMap<Request, JsonBody>()
+
+/** The JSON body of a request as its caller sent it (set once it is parsed), for relaying it with only the model swapped. */
+export const rawBodyOf = (request: Request): JsonBody | undefined => rawBodies.get(request)
 
 export interface BodyLimits {
   maxBytes: number
@@ -95,6 +93,12 @@ function within<T>(ms: number, read: Promise<T>, onTimeout: () => void): Promise
  * upstream's parser might keep the first).
  */
 export async function readJsonBody(request: Request, contentType: string, limits: BodyLimits): Promise<JsonBody | null> {
+  const body = await readBody(request, contentType, limits)
+  if (body !== null) rawBodies.set(request, body)
+  return body
+}
+
+async function readBody(request: Request, contentType: string, limits: BodyLimits): Promise<JsonBody | null> {
   // No body at all is not a wrong content type; the route's schema decides whether it needed one.
   if (!request.body) return null
   if (!JSON_TYPE.test(contentType)) {

@@ -96,9 +96,7 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
         if (error instanceof GatewayError) return new RefusedBody(error)
         throw error
       }
-      if (body === null) return null
-      recordOf(request).body = body
-      return body.value
+      return body === null ? null : body.value
     })
     .onAfterHandle({ as: 'global' }, function stampLatency({ request, set, responseValue }) {
       const record = recordOf(request)

@@ -1,6 +1,4 @@
-import type { JsonBody } from '../http/body'
-
-/** What the gateway learns about one request as it goes: for its log line and metrics, and its body as sent. */
+/** What the gateway learns about one request as it goes: for its log line and metrics. */
 export interface RequestRecord {
   id: string
   /** performance.now() when the request arrived. */
@@ -19,8 +17,6 @@ export interface RequestRecord {
   ttfbMs?: number
   promptTokens?: number
   completionTokens?: number
-  /** The JSON body as the caller sent it: relayed upstream with only the model swapped. */
-  body?: JsonBody
   /** Message content, kept only when body logging is on. */
   messages?: unknown
   /** A stream writes its own log line when it ends, not when its headers go out. */

@@ -61,7 +61,7 @@ const MAX_HONOURED_RETRY_AFTER_MS = 10_000
 
 /** Exponential backoff with jitter (half fixed, half random), or the upstream's own short retry-after. */
 export function backoffMs(retry: number, error: UpstreamError, random: () => number = Math.random): number {
-  if (error.retryAfterMs !== undefined && error.retryAfterMs <= MAX_HONOURED_RETRY_AFTER_MS) return error.retryAfterMs
+  if (error.retryAfterMs !== undefined) return error.retryAfterMs
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** retry)
   return ceiling / 2 + random() * (ceiling / 2)
 }
@@ -177,6 +177,8 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
         circuits.failure(key, settings, now())
         lastError = error
         if (error.retry === 'other' || retry === settings.maxRetries) break
+        // Asked to wait longer than is worth holding the caller: this target is done for now.
+        if (error.retryAfterMs !== undefined && error.retryAfterMs > MAX_HONOURED_RETRY_AFTER_MS) break
         if (!circuits.tryAcquire(key, settings, now())) break
         const wait = backoffMs(retry, error, random)
         if (now() + wait >= deadline) break

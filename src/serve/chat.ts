@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors'
-import type { JsonBody } from '../http/body'
+import type { JsonBody } from '../wire/json-text'
 import type { Target } from '../routing/table'
 import { openaiErrorBody } from '../wire/openai/errors'
 import { ChunkRelay, completionJson } from '../wire/openai/relay'

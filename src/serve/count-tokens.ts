@@ -1,14 +1,13 @@
 import { invalidRequest, rateLimited } from '../errors'
-import type { Gateway } from '../gateway'
 import { setRateLimitHeaders } from '../http/headers'
-import type { JsonBody } from '../http/body'
+import type { JsonBody } from '../wire/json-text'
 import type { AnthropicHeaders } from '../providers/types'
 import { dispatch } from '../routing/dispatch'
 import { resolveAlias } from '../routing/table'
 import { fromMessagesRequest, openaiCannotServe } from '../wire/anthropic/chat'
 import type { MessagesRequest } from '../wire/anthropic/types'
 import { applyEdits, replacement } from '../wire/json-text'
-import { authorizeAlias, type ServeCall } from './serve'
+import { authorizeAlias, type ServeCall, type ServeDeps } from './serve'
 
 /**
  * `POST /v1/messages/count_tokens`: Anthropic upstreams answer it themselves (the caller's text,
@@ -18,18 +17,18 @@ import { authorizeAlias, type ServeCall } from './serve'
  * around the limit.
  */
 export async function countTokens(
-  gateway: Gateway,
+  deps: ServeDeps,
   call: ServeCall,
   request: MessagesRequest,
   body: JsonBody | undefined,
   headers: AnthropicHeaders,
 ): Promise<string> {
   const { caller, record } = call
-  const routing = gateway.routing
+  const routing = deps.routing()
   const alias = resolveAlias(routing, request.model)
   record.alias = alias.name
   authorizeAlias(caller, alias)
-  const state = gateway.limiter.peek(caller.key.id, caller.limits, gateway.now())
+  const state = deps.limiter.peek(caller.key.id, caller.limits, deps.now())
   setRateLimitHeaders(call.headers, state)
   if (state.remaining === 0) {
     const wait = Math.max(1, state.resetSeconds)
@@ -44,17 +43,17 @@ export async function countTokens(
     { ...alias, targets: countable },
     {
       clientSignal: call.clientSignal,
-      circuits: gateway.circuits,
+      circuits: deps.circuits,
       deadlineMs: routing.deadlineMs,
-      now: gateway.now,
+      now: deps.now,
       onAttempt: (target, attempt) => {
         record.upstream = target.upstream.name
         record.upstreamModel = target.model
         record.attempts = attempt
-        call.headers[gateway.headers.model] = target.model
-        call.headers[gateway.headers.upstream] = target.upstream.name
+        call.headers[deps.headers.model] = target.model
+        call.headers[deps.headers.upstream] = target.upstream.name
       },
-      onFailure: (target, error) => gateway.log.warn({ upstream: target.upstream.name, code: error.code }, `token count attempt failed: ${error.message}`),
+      onFailure: (target, error) => deps.log.warn({ upstream: target.upstream.name, code: error.code }, `token count attempt failed: ${error.message}`),
     },
     async (target, attempt) => {
       if (target.provider.messages) {

@@ -1,4 +1,4 @@
-import type { JsonBody } from '../http/body'
+import type { JsonBody } from '../wire/json-text'
 import { withTopLevelValue } from '../wire/json-text'
 import type { EmbeddingsRequest } from '../wire/openai/embeddings'
 import type { Exchange } from './exchange'

@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors'
-import type { JsonBody } from '../http/body'
+import type { JsonBody } from '../wire/json-text'
 import type { AnthropicEvent, AnthropicHeaders } from '../providers/types'
 import type { Target } from '../routing/table'
 import { fromMessagesRequest, openaiCannotServe, toMessageResponse, toUsage } from '../wire/anthropic/chat'

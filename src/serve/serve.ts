@@ -1,13 +1,33 @@
 import type { Caller } from '../auth/authenticate'
 import { clientClosed, GatewayError, permissionDenied, unsupported } from '../errors'
-import type { Gateway } from '../gateway'
-import { setRateLimitHeaders, takeHeaders } from '../http/headers'
+import { type HeaderNames, setRateLimitHeaders, takeHeaders } from '../http/headers'
+import type { Limiter } from '../limits/limiter'
+import type { Logger } from '../log'
+import type { GatewayMetrics } from '../observe/metrics'
+import type { RequestObserver } from '../observe/observer'
 import { elapsedMs, type RequestRecord } from '../observe/request-record'
-import type { UpstreamError } from '../providers/errors'
+import { connectionLost, type UpstreamError } from '../providers/errors'
+import type { CircuitBreakers } from '../routing/circuit'
 import { type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
-import { type Alias, resolveAlias, type Target } from '../routing/table'
+import { type Alias, resolveAlias, type RoutingTable, type Target } from '../routing/table'
+import { NO_UPSTREAM } from '../usage/entry'
+import type { UsageSink } from '../usage/recorder'
 import type { Usage } from '../wire/openai/types'
 import type { EventStream, Exchange, StreamSide } from './exchange'
+
+/** What serving a request needs, and nothing more: built once with the gateway. */
+export interface ServeDeps {
+  /** The routing table in force (a reload swaps it; a request keeps the one it started with). */
+  routing(): RoutingTable
+  limiter: Limiter
+  usage: UsageSink
+  circuits: CircuitBreakers
+  now: () => number
+  headers: HeaderNames
+  metrics: GatewayMetrics
+  log: Logger
+  observer: RequestObserver
+}
 
 /** One request to serve: who asked, and where its answer goes. */
 export interface ServeCall {
@@ -19,9 +39,6 @@ export interface ServeCall {
   /** The request's record for its log line and metrics. */
   record: RequestRecord
 }
-
-/** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */
-export const NO_UPSTREAM = '-'
 
 /**
  * The alias with only the targets that can serve this request as asked (a target that cannot is
@@ -56,15 +73,15 @@ export function authorizeAlias(caller: Caller, alias: Alias): void {
  * through the limiter, dispatch it to a target (retries, failover, circuits), count it, respond.
  * Every admitted request is counted exactly once, before its response ends.
  */
-export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchange): Promise<Response | string> {
+export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange): Promise<Response | string> {
   const { caller, record } = call
-  const { metrics } = gateway
+  const { metrics } = deps
   // One routing table for the whole request, even if a reload swaps it meanwhile.
-  const routing = gateway.routing
+  const routing = deps.routing()
   const alias = servableTargets(resolveAlias(routing, exchange.model), exchange)
   record.alias = alias.name
   authorizeAlias(caller, alias)
-  const admission = await gateway.limiter.admit(caller.key.id, caller.limits, gateway.now())
+  const admission = await deps.limiter.admit(caller.key.id, caller.limits, deps.now())
   setRateLimitHeaders(call.headers, admission.state)
   if (!admission.ok) {
     metrics.refusals.inc(admission.reason)
@@ -81,9 +98,9 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
     const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
     const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
-    const at = gateway.now()
+    const at = deps.now()
     await admission.release(promptTokens + completionTokens, at)
-    return gateway.usage.record({
+    return deps.usage.record({
       keyId: caller.key.id,
       alias: alias.name,
       upstream: target?.upstream.name ?? NO_UPSTREAM,
@@ -96,9 +113,9 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
   }
   const options: DispatchOptions = {
     clientSignal: call.clientSignal,
-    circuits: gateway.circuits,
+    circuits: deps.circuits,
     deadlineMs: routing.deadlineMs,
-    now: gateway.now,
+    now: deps.now,
     onAttempt: (target, attempt) => {
       upstreamStart ??= performance.now()
       if (lastTarget === target) metrics.retries.inc(target.upstream.name)
@@ -107,13 +124,13 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
       record.upstream = target.upstream.name
       record.upstreamModel = target.model
       record.attempts = attempt
-      call.headers[gateway.headers.model] = target.model
-      call.headers[gateway.headers.upstream] = target.upstream.name
-      call.headers[gateway.headers.attempts] = String(attempt)
+      call.headers[deps.headers.model] = target.model
+      call.headers[deps.headers.upstream] = target.upstream.name
+      call.headers[deps.headers.attempts] = String(attempt)
     },
     onFailure: (target, error) => {
       metrics.attempts.inc(target.upstream.name, error.code ?? 'error')
-      logUpstreamFailure(gateway, target, error)
+      logUpstreamFailure(deps.log, target, error)
     },
     onSuccess: (target) => metrics.attempts.inc(target.upstream.name, 'success'),
   }
@@ -124,9 +141,9 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
       const opened = await dispatch(alias, options, (target, attempt) => stream.open(target, attempt))
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
-      return streamResponse(gateway, call, stream, opened, (usage, failure) => {
+      return streamResponse(deps.headers, call, stream, opened, (usage, failure) => {
         const committed = settle(opened.target, usage, failure !== null)
-        gateway.observer.finish(record, 200, failure ?? undefined)
+        deps.observer.finish(record, 200, failure ?? undefined)
         return committed
       })
     }
@@ -143,16 +160,16 @@ export async function serve(gateway: Gateway, call: ServeCall, exchange: Exchang
   }
 }
 
-function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamError): void {
+function logUpstreamFailure(log: Logger, target: Target, error: UpstreamError): void {
   const fields = { upstream: target.upstream.name, model: target.model, code: error.code, type: error.type }
   if (error.code === 'upstream_auth_failed') {
     // Our own credentials are wrong: every request to this upstream will fail until an operator acts.
-    gateway.log.error(
+    log.error(
       { ...fields, api_key_env: target.upstream.apiKeyEnv },
       `upstream "${target.upstream.name}" rejected the gateway's API key: check the environment variable ${target.upstream.apiKeyEnv ?? '(none configured)'}`,
     )
   } else {
-    gateway.log.warn(fields, `upstream attempt failed: ${error.message}`)
+    log.warn(fields, `upstream attempt failed: ${error.message}`)
   }
 }
 
@@ -161,7 +178,7 @@ function logUpstreamFailure(gateway: Gateway, target: Target, error: UpstreamErr
  * over any more: the caller gets the exchange's error event and no normal end.
  */
 function streamResponse(
-  gateway: Gateway,
+  headerNames: HeaderNames,
   call: ServeCall,
   stream: StreamSide,
   opened: Dispatched<EventStream>,
@@ -187,7 +204,7 @@ function streamResponse(
         } catch (error) {
           if (finished) return
           // A caller's disconnect aborts the attempt, so a pending read fails with client_closed.
-          const failure = error instanceof GatewayError ? error : new GatewayError('upstream_error', 'Upstream stream failed')
+          const failure = error instanceof GatewayError ? error : connectionLost(opened.target.upstream.name, 'the stream failed')
           await finish(failure)
           if (failure.code === 'client_closed') return
           controller.enqueue(stream.failureEvent(failure))
@@ -214,7 +231,7 @@ function streamResponse(
   })
 
   const headers = call.headers
-  headers[gateway.headers.latency] = String(elapsedMs(call.record))
+  headers[headerNames.latency] = String(elapsedMs(call.record))
   headers['content-type'] = 'text/event-stream; charset=utf-8'
   headers['cache-control'] = 'no-cache'
   headers.connection = 'keep-alive'

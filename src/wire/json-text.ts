@@ -13,6 +13,13 @@ export interface Member {
   valueEnd: number
 }
 
+/** A JSON text as sent, its parse, and where its top-level members sit in the text. */
+export interface JsonBody {
+  text: string
+  value: unknown
+  outline: JsonOutline
+}
+
 export interface JsonOutline {
   /** The top-level object's members by (decoded) key; null when the text is not an object. */
   members: Map<string, Member> | null

@@ -2,6 +2,7 @@ import { Elysia } from 'elysia'
 import type { ChatRequest } from '../../../src/wire/openai/types'
 import { checkChatRequest } from '../../../src/wire/openai/validate'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
+import { rawBodyOf } from '../../../src/http/body'
 import { recordOf } from '../../../src/observe/request-record'
 import { defineRoute } from '../../../src/http/route'
 import { chatExchange } from '../../../src/serve/chat'
@@ -18,7 +19,7 @@ export default defineRoute((gateway) =>
       const record = recordOf(request)
       record.messages = chatRequest.messages
       const call = { caller, clientSignal: request.signal, headers: set.headers, record }
-      return serve(gateway, call, chatExchange(chatRequest, record.body)) as Promise<Response>
+      return serve(gateway.serving, call, chatExchange(chatRequest, rawBodyOf(request))) as Promise<Response>
     },
     {
       body: ChatRequestSchema,

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
 import { AnthropicErrorSchema, CountTokensRequestSchema } from '../../../src/http/inbound-schemas'
+import { rawBodyOf } from '../../../src/http/body'
 import { recordOf } from '../../../src/observe/request-record'
 import { defineRoute } from '../../../src/http/route'
 import { Int } from '../../../src/http/schemas'
@@ -17,7 +18,7 @@ export default defineRoute((gateway) =>
       const record = recordOf(request)
       const headers = { version: request.headers.get('anthropic-version'), beta: request.headers.get('anthropic-beta') }
       const call = { caller, clientSignal: request.signal, headers: set.headers, record }
-      return countTokens(gateway, call, countRequest, record.body, headers) as unknown as Promise<Response>
+      return countTokens(gateway.serving, call, countRequest, rawBodyOf(request), headers) as unknown as Promise<Response>
     },
     {
       body: CountTokensRequestSchema,

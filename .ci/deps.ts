@@ -1,0 +1,30 @@
+/**
+ * The import rules (.dependency-cruiser.cjs), run so that they cannot pass on nothing: the run must
+ * have read every .ts file under src/, routes/ and db/, or it fails. (dependency-cruiser that cannot
+ * parse TypeScript sees no file at all, and then every rule holds.)
+ */
+import { Glob } from 'bun'
+import { resolve } from 'node:path'
+
+const ROOT = resolve(import.meta.dir, '..')
+const FOLDERS = ['src', 'routes', 'db']
+
+const proc = Bun.spawn(
+  ['bun', 'node_modules/dependency-cruiser/bin/dependency-cruiser.mjs', ...FOLDERS, '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
+  { cwd: ROOT, stdout: 'pipe', stderr: 'inherit' },
+)
+const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited])
+const result = JSON.parse(out) as {
+  modules: { source: string }[]
+  summary: { error: number; violations: { from: string; to: string; rule: { name: string } }[] }
+}
+
+const cruised = new Set(result.modules.map((module) => module.source))
+const expected: string[] = []
+for (const folder of FOLDERS) for (const file of new Glob(`${folder}/**/*.ts`).scanSync({ cwd: ROOT })) expected.push(file)
+const missed = expected.filter((file) => !cruised.has(file))
+
+for (const violation of result.summary.violations) console.error(`${violation.rule.name}: ${violation.from} -> ${violation.to}`)
+if (missed.length > 0) console.error(`dependency rules did not read ${missed.length} of ${expected.length} files:\n  ${missed.join('\n  ')}`)
+if (code !== 0 || result.summary.error > 0 || missed.length > 0) process.exit(1)
+console.log(`dependency rules hold: ${expected.length} files read, ${result.summary.violations.length} violations`)
