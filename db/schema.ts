@@ -10,6 +10,9 @@ export const tiers = sqliteTable('tiers', {
   maxConcurrent: integer('max_concurrent').notNull(),
   monthlyTokenQuota: integer('monthly_token_quota'),
   dailyRequestQuota: integer('daily_request_quota'),
+  /** Budgets in nano-dollars (1e-9 USD); null: none. */
+  dailyBudgetNanos: integer('daily_budget_nanos'),
+  monthlyBudgetNanos: integer('monthly_budget_nanos'),
   /** JSON array of glob patterns over aliases; null means every alias. */
   models: text('models', { mode: 'json' }).$type<string[] | null>(),
 })
@@ -44,6 +47,8 @@ export const aliasTargets = sqliteTable(
     upstream: text('upstream').notNull(),
     model: text('model').notNull(),
     weight: integer('weight').notNull(),
+    /** The target's price from the config (micro-USD per million tokens); null: the built-in table's. */
+    price: text('price', { mode: 'json' }).$type<{ input: number; output: number; cachedInput: number; cacheWrite: number } | null>(),
   },
   (table) => [primaryKey({ columns: [table.alias, table.position] })],
 )
@@ -64,6 +69,8 @@ export const apiKeys = sqliteTable('api_keys', {
   maxConcurrent: integer('max_concurrent'),
   monthlyTokenQuota: integer('monthly_token_quota'),
   dailyRequestQuota: integer('daily_request_quota'),
+  dailyBudgetNanos: integer('daily_budget_nanos'),
+  monthlyBudgetNanos: integer('monthly_budget_nanos'),
 })
 
 /** Billing counters: one row per key x UTC day x alias x upstream, incremented in place. */
@@ -79,6 +86,8 @@ export const usageDaily = sqliteTable(
     promptTokens: integer('prompt_tokens').notNull().default(0),
     completionTokens: integer('completion_tokens').notNull().default(0),
     totalTokens: integer('total_tokens').notNull().default(0),
+    /** Spend in nano-dollars (1e-9 USD): the sum of each request's exact cost. */
+    costNanos: integer('cost_nanos').notNull().default(0),
     latencyMsSum: integer('latency_ms_sum').notNull().default(0),
   },
   (table) => [
@@ -110,6 +119,7 @@ export const usageMinute = sqliteTable(
     errors: integer('errors').notNull().default(0),
     promptTokens: integer('prompt_tokens').notNull().default(0),
     completionTokens: integer('completion_tokens').notNull().default(0),
+    costNanos: integer('cost_nanos').notNull().default(0),
     latencyMsSum: integer('latency_ms_sum').notNull().default(0),
     ...latencyBuckets,
   },

@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util'
 import { KeyService } from './auth/key-service'
-import { keyView, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
+import { keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
 import { readEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
 import { GatewayError, invalidRequest } from './errors'
 import { providerKinds } from './providers'
+import { formatUsd, nanosOfUsd } from './spend/price'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
 import { DAY_MS, utcDate } from './time'
@@ -15,7 +16,9 @@ const USAGE = `Usage: bun run cli <command> [options]
 
 Commands:
   keys create --name NAME --tier TIER [--expires-in-days N] [--rpm N] [--tpm N]
-              [--max-concurrent N] [--monthly-token-quota N] [--daily-request-quota N] [--json]
+              [--max-concurrent N] [--monthly-token-quota N] [--daily-request-quota N]
+              [--daily-budget-usd USD] [--monthly-budget-usd USD] [--json]
+  keys update ID_OR_PREFIX [--tier TIER] [--daily-budget-usd USD|none] [--monthly-budget-usd USD|none] [--json]
   keys list [--json]
   keys revoke ID_OR_PREFIX [--json]
   usage [--key ID_OR_PREFIX] [--days N] [--json]
@@ -29,6 +32,17 @@ function positiveInt(name: string, value: string | undefined, max = MAX_KEY_LIMI
   if (value === undefined) return undefined
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > max) throw usageError(`--${name} must be a whole number from 1 to ${max}, got "${value}"`)
   return Number(value)
+}
+
+/** A budget flag in USD; "none" clears the key's own budget (the tier's applies again). */
+function budgetNanos(name: string, value: string | undefined, clearable: boolean): number | null | undefined {
+  if (value === undefined) return undefined
+  if (clearable && value === 'none') return null
+  const amount = Number(value)
+  if (!/^\d+(\.\d+)?$/.test(value) || amount <= 0 || amount > MAX_BUDGET_USD) {
+    throw usageError(`--${name} must be an amount of USD above 0 and at most ${MAX_BUDGET_USD}${clearable ? ', or none' : ''}, got "${value}"`)
+  }
+  return nanosOfUsd(amount)
 }
 
 function table(rows: Record<string, unknown>[], columns: string[]): string {
@@ -82,6 +96,8 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
       'max-concurrent': { type: 'string' },
       'monthly-token-quota': { type: 'string' },
       'daily-request-quota': { type: 'string' },
+      'daily-budget-usd': { type: 'string' },
+      'monthly-budget-usd': { type: 'string' },
       key: { type: 'string' },
       days: { type: 'string' },
       json: { type: 'boolean', default: false },
@@ -107,10 +123,27 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
       maxConcurrent: positiveInt('max-concurrent', values['max-concurrent']),
       monthlyTokenQuota: positiveInt('monthly-token-quota', values['monthly-token-quota']),
       dailyRequestQuota: positiveInt('daily-request-quota', values['daily-request-quota']),
+      dailyBudgetNanos: budgetNanos('daily-budget-usd', values['daily-budget-usd'], false),
+      monthlyBudgetNanos: budgetNanos('monthly-budget-usd', values['monthly-budget-usd'], false),
     }
     const { record, key } = await withStores((stores) => keysOf(stores).create(input))
     if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
     else out(`Created key ${record.id} (${record.name}, tier ${record.tier}). It is shown only this once:\n${key}`)
+    return
+  }
+
+  if (positionals[0] === 'keys' && positionals[1] === 'update' && positionals.length === 3) {
+    const patch = {
+      tier: values.tier,
+      dailyBudgetNanos: budgetNanos('daily-budget-usd', values['daily-budget-usd'], true),
+      monthlyBudgetNanos: budgetNanos('monthly-budget-usd', values['monthly-budget-usd'], true),
+    }
+    const record = keyView(await withStores((stores) => keysOf(stores).update(positionals[2]!, patch)))
+    out(
+      json
+        ? JSON.stringify(record)
+        : `Updated key ${record.id} (${record.prefix}…): tier ${record.tier}, daily budget ${record.daily_budget_usd ?? 'from the tier'}, monthly budget ${record.monthly_budget_usd ?? 'from the tier'}.`,
+    )
     return
   }
 
@@ -129,6 +162,8 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
       'max_concurrent',
       'monthly_token_quota',
       'daily_request_quota',
+      'daily_budget_usd',
+      'monthly_budget_usd',
     ]
     if (json) out(JSON.stringify(keys))
     else out(keys.length === 0 ? 'No keys.' : table(keys, columns))
@@ -152,10 +187,13 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     })
     if (json) out(JSON.stringify(report))
     else {
-      const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens']
-      out(report.data.length === 0 ? 'No usage in that period.' : table(report.data as unknown as Record<string, unknown>[], columns))
+      const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd']
+      const rows = report.data.map((row) => ({ ...row, cost_usd: formatUsd(nanosOfUsd(row.cost_usd)) }))
+      out(rows.length === 0 ? 'No usage in that period.' : table(rows, columns))
       const t = report.totals
-      out(`Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens`)
+      out(
+        `Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens, $${formatUsd(nanosOfUsd(t.cost_usd))}`,
+      )
     }
     return
   }

@@ -3,7 +3,7 @@ import { KeyCache } from './auth/key-cache'
 import { KeyService } from './auth/key-service'
 import type { GatewayEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
-import type { GatewayConfig } from './config/types'
+import type { GatewayConfig, ModelPrice } from './config/types'
 import { providerKinds } from './providers'
 import { headerNames, type HeaderNames } from './http/headers'
 import type { Limiter } from './limits/limiter'
@@ -17,6 +17,7 @@ import { buildRoutingTable, type RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
+import { builtInPrices } from './spend/price-table'
 import { DAY_MS } from './time'
 import { UsageJournal } from './usage/journal'
 import { UsageRecorder } from './usage/recorder'
@@ -32,6 +33,8 @@ export interface Gateway {
   config: GatewayConfig
   /** Swapped whole, never mutated: a request keeps the table it started with. */
   routing: RoutingTable
+  /** The built-in price table (src/spend/price-table.json), checked at start. */
+  prices: ReadonlyMap<string, ModelPrice>
   /** Every key by hash, for authentication. */
   keyCache: KeyCache
   /** Creates, changes and revokes keys, keeping keyCache current. */
@@ -67,13 +70,36 @@ export interface GatewayOptions {
  * Writes the config into the store and builds the routing table from the result, in one
  * transaction: if the table cannot be built, the store is left as it was.
  */
-function applyConfig(stores: Stores, config: GatewayConfig, env: GatewayEnv, now: number): Promise<RoutingTable> {
-  return stores.config.apply(config, now, (stored) =>
-    buildRoutingTable(stored, config.routing.deadlineMs, {
-      env: env.vars,
-      bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes },
-    }),
+async function applyConfig(
+  stores: Stores,
+  config: GatewayConfig,
+  env: GatewayEnv,
+  prices: ReadonlyMap<string, ModelPrice>,
+  log: Logger,
+  now: number,
+): Promise<RoutingTable> {
+  const routing = await stores.config.apply(config, now, (stored) =>
+    buildRoutingTable(
+      stored,
+      config.routing.deadlineMs,
+      { env: env.vars, bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes } },
+      prices,
+    ),
   )
+  warnUnpriced(routing, log)
+  return routing
+}
+
+/** Names every target without a price: its spend is counted as 0 and keys with a budget skip it. */
+function warnUnpriced(routing: RoutingTable, log: Logger): void {
+  const unpriced = new Set<string>()
+  for (const alias of routing.aliases.values()) for (const target of alias.targets) if (target.price === null) unpriced.add(targetKey(target))
+  for (const target of unpriced) {
+    log.warn(
+      { target },
+      `no price for "${target}": its cost is counted as 0 and keys with a budget skip it; add [prices."<model>"] or a target price to the config`,
+    )
+  }
 }
 
 /**
@@ -82,7 +108,7 @@ function applyConfig(stores: Stores, config: GatewayConfig, env: GatewayEnv, now
  */
 export async function reloadConfig(gateway: Gateway): Promise<{ source: string; tiers: number; upstreams: number; aliases: number }> {
   const config = loadGatewayConfig(gateway.env.configPath, providerKinds)
-  const routing = await applyConfig(gateway.stores, config, gateway.env, gateway.now())
+  const routing = await applyConfig(gateway.stores, config, gateway.env, gateway.prices, gateway.log, gateway.now())
   gateway.config = config
   gateway.routing = routing
   gateway.circuits.retain(new Set([...routing.aliases.values()].flatMap((alias) => alias.targets.map(targetKey))))
@@ -94,9 +120,10 @@ export async function reloadConfig(gateway: Gateway): Promise<{ source: string; 
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds)
+  const prices = builtInPrices()
   const stores = openSqliteStores(env.dbPath)
   try {
-    const routing = await applyConfig(stores, config, env, now())
+    const routing = await applyConfig(stores, config, env, prices, log, now())
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
     // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
     const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })
@@ -111,6 +138,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       stores,
       config,
       routing,
+      prices,
       keyCache,
       keys: new KeyService(stores.keys, keyCache, now),
       limiter,

@@ -65,7 +65,7 @@ describe('config file', () => {
     const toml = writeConfig(dir.path, '[tiers.x]\nrequests_per_minute = 5\ntokens_per_minute = 5\nmax_concurrent = 1\n')
     expect(loadGatewayConfig(toml).tiers[0]).toMatchObject({ name: 'x', requestsPerMinute: 5, models: null })
     const jsonFile = writeConfig(dir.path, JSON.stringify(base), 'gateway.json')
-    expect(loadGatewayConfig(jsonFile).aliases[0]!.targets[0]).toEqual({ upstream: 'up', model: 'm', weight: 1 })
+    expect(loadGatewayConfig(jsonFile).aliases[0]!.targets[0]).toEqual({ upstream: 'up', model: 'm', weight: 1, price: null })
     const broken = writeConfig(dir.path, '[tiers.x\n', 'broken.toml')
     expect(messageOf(() => loadGatewayConfig(broken))).toContain('broken.toml')
   })

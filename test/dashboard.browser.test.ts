@@ -36,6 +36,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
         error: i === 1,
         promptTokens: 7,
         completionTokens: 3,
+        costNanos: 1_250_000,
         latencyMs: 12,
         at: now - minutesAgo * 60_000,
       }),

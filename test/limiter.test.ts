@@ -9,6 +9,8 @@ const limits = (requestsPerMinute: number, maxConcurrent = 1000): KeyLimits => (
   maxConcurrent,
   dailyRequestQuota: null,
   monthlyTokenQuota: null,
+  dailyBudgetNanos: null,
+  monthlyBudgetNanos: null,
 })
 
 describe('sliding-window request limit', () => {
@@ -103,7 +105,10 @@ describe('quotas', () => {
   const day = Date.UTC(2026, 10, 22, 23, 59, 0)
 
   test('daily request quota: refused with Retry-After until 00:00 UTC, starting from the persisted count', async () => {
-    const limiter = new MemoryLimiter({ requestsOn: async (_key: string, d: string) => (d === '2026-11-22' ? 8 : 0), tokensSince: async () => 0 })
+    const limiter = new MemoryLimiter({
+      dayUsage: async (_key: string, d: string) => ({ requests: d === '2026-11-22' ? 8 : 0, costNanos: 0 }),
+      monthUsage: async () => ({ tokens: 0, costNanos: 0 }),
+    })
     expect((await limiter.admit('k', quota(10, null), day)).ok).toBe(true)
     expect((await limiter.admit('k', quota(10, null), day)).ok).toBe(true)
     const refused = await limiter.admit('k', quota(10, null), day)
@@ -117,7 +122,10 @@ describe('quotas', () => {
   })
 
   test('monthly token quota: charged with real usage, resets on the 1st', async () => {
-    const limiter = new MemoryLimiter({ requestsOn: async () => 0, tokensSince: async (_key: string, first: string) => (first === '2026-11-01' ? 990 : 0) })
+    const limiter = new MemoryLimiter({
+      dayUsage: async () => ({ requests: 0, costNanos: 0 }),
+      monthUsage: async (_key: string, first: string) => ({ tokens: first === '2026-11-01' ? 990 : 0, costNanos: 0 }),
+    })
     const admitted = await limiter.admit('k', quota(null, 1000), day)
     if (admitted.ok) await admitted.release(20, day)
     const refused = await limiter.admit('k', quota(null, 1000), day + 1000)

@@ -21,6 +21,7 @@ const entry = (promptTokens: number): UsageEntry => ({
   error: false,
   promptTokens,
   completionTokens: 1,
+  costNanos: promptTokens * 7,
   latencyMs: 3,
   at: AT,
 })

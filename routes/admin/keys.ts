@@ -1,14 +1,15 @@
 import { Elysia, t } from 'elysia'
 import { keyView } from '../../src/auth/keys'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { KeyCreateSchema, KeyRecordSchema, keyFieldsOf } from '../../src/http/admin-schemas'
+import { KeyCreateSchema, KeyRecordSchema, KeySpendSchema, keyFieldsOf } from '../../src/http/admin-schemas'
+import { keysWithSpend } from '../../src/auth/key-spend'
 import { ErrorSchema } from '../../src/http/schemas'
 
 export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
-    .get('', async () => ({ data: (await gateway.keys.list()).map(keyView) }), {
-      response: { 200: t.Object({ data: t.Array(KeyRecordSchema) }), 401: ErrorSchema },
+    .get('', async () => ({ data: await keysWithSpend(gateway) }), {
+      response: { 200: t.Object({ data: t.Array(t.Composite([KeyRecordSchema, KeySpendSchema])) }), 401: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'List keys (prefixes only, never the keys)', security: ADMIN_SECURITY },
     })
     .post(

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
 import { ErrorSchema, Int } from '../../src/http/schemas'
+import { usd } from '../../src/spend/price'
 
 const Quota = t.Union([Int(), t.Null()])
 const TierSchema = t.Object({
@@ -10,6 +11,8 @@ const TierSchema = t.Object({
   max_concurrent: Int(),
   daily_request_quota: Quota,
   monthly_token_quota: Quota,
+  daily_budget_usd: t.Union([t.Number(), t.Null()]),
+  monthly_budget_usd: t.Union([t.Number(), t.Null()]),
   models: t.Union([t.Array(t.String()), t.Null()]),
 })
 
@@ -24,6 +27,8 @@ export default defineAdminRoute((gateway) =>
         max_concurrent: tier.maxConcurrent,
         daily_request_quota: tier.dailyRequestQuota,
         monthly_token_quota: tier.monthlyTokenQuota,
+        daily_budget_usd: tier.dailyBudgetNanos === null ? null : usd(tier.dailyBudgetNanos),
+        monthly_budget_usd: tier.monthlyBudgetNanos === null ? null : usd(tier.monthlyBudgetNanos),
         models: tier.models,
       })),
     }),

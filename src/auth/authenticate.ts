@@ -31,6 +31,8 @@ export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {
     maxConcurrent: key.maxConcurrent ?? tier.maxConcurrent,
     dailyRequestQuota: key.dailyRequestQuota ?? tier.dailyRequestQuota,
     monthlyTokenQuota: key.monthlyTokenQuota ?? tier.monthlyTokenQuota,
+    dailyBudgetNanos: key.dailyBudgetNanos ?? tier.dailyBudgetNanos,
+    monthlyBudgetNanos: key.monthlyBudgetNanos ?? tier.monthlyBudgetNanos,
   }
 }
 

@@ -9,6 +9,7 @@ import {
   type KeyPatch,
   type KeyRecord,
   type KeyStore,
+  BUDGET_FIELDS,
   LIMIT_FIELDS,
   type NewKey,
   visiblePrefix,
@@ -54,6 +55,8 @@ export class KeyService {
       maxConcurrent: input.maxConcurrent ?? null,
       monthlyTokenQuota: input.monthlyTokenQuota ?? null,
       dailyRequestQuota: input.dailyRequestQuota ?? null,
+      dailyBudgetNanos: input.dailyBudgetNanos ?? null,
+      monthlyBudgetNanos: input.monthlyBudgetNanos ?? null,
     }
     return { record, key }
   }
@@ -80,7 +83,7 @@ export class KeyService {
     if (patch.name !== undefined) changes.name = checkName(patch.name)
     if (patch.tier !== undefined) changes.tier = await this.checkTier(patch.tier)
     if (patch.expiresInDays !== undefined) changes.expiresAt = patch.expiresInDays === null ? null : this.now() + patch.expiresInDays * DAY_MS
-    for (const [field] of LIMIT_FIELDS) {
+    for (const [field] of [...LIMIT_FIELDS, ...BUDGET_FIELDS]) {
       if (patch[field] !== undefined) changes[field] = patch[field]
     }
     if (Object.keys(changes).length === 0) return record

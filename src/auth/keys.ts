@@ -1,4 +1,5 @@
 import { invalidRequest } from '../errors'
+import { usd } from '../spend/price'
 
 /** A caller key as stored: its SHA-256 hash and visible prefix, never the key itself. */
 export interface KeyRecord {
@@ -16,6 +17,9 @@ export interface KeyRecord {
   maxConcurrent: number | null
   monthlyTokenQuota: number | null
   dailyRequestQuota: number | null
+  /** Spend budgets in nano-dollars (1e-9 USD); null inherits the tier's. */
+  dailyBudgetNanos: number | null
+  monthlyBudgetNanos: number | null
 }
 
 export const KEY_PREFIX = 'sk-cg-'
@@ -44,6 +48,8 @@ export interface KeyLimitOverrides {
   maxConcurrent?: number | null
   monthlyTokenQuota?: number | null
   dailyRequestQuota?: number | null
+  dailyBudgetNanos?: number | null
+  monthlyBudgetNanos?: number | null
 }
 
 export interface NewKey extends KeyLimitOverrides {
@@ -72,6 +78,14 @@ export const LIMIT_FIELDS = [
   ['dailyRequestQuota', 'daily_request_quota'],
 ] as const
 
+/** The largest budget, in USD: a million dollars a day or month is exact in nano-dollars. */
+export const MAX_BUDGET_USD = 1_000_000
+
+export const BUDGET_FIELDS = [
+  ['dailyBudgetNanos', 'daily_budget_usd'],
+  ['monthlyBudgetNanos', 'monthly_budget_usd'],
+] as const
+
 const outOfRange = (param: string, max: number) => invalidRequest(`Invalid request: ${param} must be a whole number from 1 to ${max}`, { param })
 
 /** Checks every number in a new key or a change before anything is written: a refused request writes nothing. */
@@ -83,6 +97,12 @@ export function checkNumbers(input: KeyPatch): void {
   for (const [field, param] of LIMIT_FIELDS) {
     const value = input[field]
     if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= 1 && value <= MAX_KEY_LIMIT)) throw outOfRange(param, MAX_KEY_LIMIT)
+  }
+  for (const [field, param] of BUDGET_FIELDS) {
+    const value = input[field]
+    if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= 1 && value <= MAX_BUDGET_USD * 1e9)) {
+      throw invalidRequest(`Invalid request: ${param} must be an amount of USD above 0 and at most ${MAX_BUDGET_USD}`, { param })
+    }
   }
 }
 
@@ -129,5 +149,7 @@ export function keyView(record: KeyRecord) {
     max_concurrent: record.maxConcurrent,
     monthly_token_quota: record.monthlyTokenQuota,
     daily_request_quota: record.dailyRequestQuota,
+    daily_budget_usd: record.dailyBudgetNanos === null ? null : usd(record.dailyBudgetNanos),
+    monthly_budget_usd: record.monthlyBudgetNanos === null ? null : usd(record.monthlyBudgetNanos),
   }
 }

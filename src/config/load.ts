@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { Value } from '@sinclair/typebox/value'
 import { invalidConfig } from '../errors'
+import { nanosOfUsd, parsePrice } from '../spend/price'
 import { DEFAULT_CONFIG } from './defaults'
 import { ALIAS_PATTERN, ConfigFileSchema, type ConfigFile, NAME_PATTERN } from './schema'
 import type { AliasSettings, GatewayConfig, TargetSettings, TierSettings, UpstreamKindFacts, UpstreamSettings } from './types'
@@ -40,6 +41,8 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
       maxConcurrent: tier.max_concurrent,
       monthlyTokenQuota: tier.monthly_token_quota ?? null,
       dailyRequestQuota: tier.daily_request_quota ?? null,
+      dailyBudgetNanos: tier.daily_budget_usd === undefined ? null : nanosOfUsd(tier.daily_budget_usd),
+      monthlyBudgetNanos: tier.monthly_budget_usd === undefined ? null : nanosOfUsd(tier.monthly_budget_usd),
       models: tier.models ?? null,
     }
   })
@@ -66,6 +69,10 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
     }
   })
   const upstreamByName = new Map(upstreams.map((u) => [u.name, u]))
+  const fail = (field: string, message: string): never => {
+    throw configError(source, field, message)
+  }
+  const prices = new Map(Object.entries(file.prices ?? {}).map(([model, price]) => [model, parsePrice(price, `prices."${model}"`, fail)]))
 
   const aliases = Object.entries(file.aliases ?? {}).map(([name, alias]): AliasSettings => {
     const field = `aliases."${name}"`
@@ -81,7 +88,8 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
       if (models && !models.includes(target.model)) {
         throw configError(source, `${field}.targets[${i}].model`, `kind "${upstream.kind}" serves only ${models.map((m) => `"${m}"`).join(', ')}`)
       }
-      return { upstream: target.upstream, model: target.model, weight: target.weight ?? 1 }
+      const price = target.price ? parsePrice(target.price, `${field}.targets[${i}].price`, fail) : (prices.get(target.model) ?? null)
+      return { upstream: target.upstream, model: target.model, weight: target.weight ?? 1, price }
     })
     if (strategy === 'weighted' && targets.every((t) => t.weight === 0)) {
       throw configError(source, `${field}.targets`, 'a weighted alias needs at least one target with a weight above 0')

@@ -6,6 +6,20 @@ const PositiveInt = Type.Integer({ minimum: 1 })
 const Millis = Type.Integer({ minimum: 1, maximum: 3_600_000 })
 const strict = { additionalProperties: false } as const
 
+/** USD per million tokens. */
+const Usd = Type.Number({ minimum: 0, maximum: 1_000_000 })
+const PriceSchema = Type.Object(
+  {
+    input: Usd,
+    output: Usd,
+    cached_input: Type.Optional(Usd),
+    cache_write: Type.Optional(Usd),
+  },
+  strict,
+)
+/** USD per UTC day or month: at most a million, so that it is exact in nano-dollars. */
+const Budget = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })
+
 const TierSchema = Type.Object(
   {
     requests_per_minute: PositiveInt,
@@ -13,6 +27,8 @@ const TierSchema = Type.Object(
     max_concurrent: PositiveInt,
     monthly_token_quota: Type.Optional(PositiveInt),
     daily_request_quota: Type.Optional(PositiveInt),
+    daily_budget_usd: Type.Optional(Budget),
+    monthly_budget_usd: Type.Optional(Budget),
     models: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },
   strict,
@@ -37,6 +53,7 @@ const TargetSchema = Type.Object(
     upstream: Type.String({ minLength: 1 }),
     model: Type.String({ minLength: 1 }),
     weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    price: Type.Optional(PriceSchema),
   },
   strict,
 )
@@ -54,6 +71,7 @@ export const ConfigFileSchema = Type.Object(
     tiers: Type.Optional(Type.Record(Type.String(), TierSchema)),
     upstreams: Type.Optional(Type.Record(Type.String(), UpstreamSchema)),
     aliases: Type.Optional(Type.Record(Type.String(), AliasSchema)),
+    prices: Type.Optional(Type.Record(Type.String(), PriceSchema)),
     routing: Type.Optional(Type.Object({ deadline_ms: Type.Optional(Millis) }, strict)),
     usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
   },

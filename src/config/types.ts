@@ -12,6 +12,9 @@ export interface TierSettings {
   maxConcurrent: number
   monthlyTokenQuota: number | null
   dailyRequestQuota: number | null
+  /** Spend per UTC day and month in nano-dollars (1e-9 USD); null: no budget. */
+  dailyBudgetNanos: number | null
+  monthlyBudgetNanos: number | null
   /** Glob patterns over aliases; null means every alias. */
   models: string[] | null
 }
@@ -31,10 +34,25 @@ export interface UpstreamSettings {
 
 export type RoutingStrategy = 'fallback' | 'weighted'
 
+/**
+ * One model's prices in micro-dollars (1e-6 USD) per million tokens: USD per million with at most
+ * six decimals, held as integers so that every cost is exact.
+ */
+export interface ModelPrice {
+  input: number
+  output: number
+  /** Cache reads. */
+  cachedInput: number
+  /** Cache writes (Anthropic's cache creation). */
+  cacheWrite: number
+}
+
 export interface TargetSettings {
   upstream: string
   model: string
   weight: number
+  /** The target's own price, or the config's `[prices."<model>"]`; null: the built-in table's, if any. */
+  price: ModelPrice | null
 }
 
 export interface AliasSettings {

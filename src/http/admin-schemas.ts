@@ -1,11 +1,17 @@
 import { t } from 'elysia'
-import { type KeyPatch, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from '../auth/keys'
+import { type KeyPatch, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from '../auth/keys'
+import { nanosOfUsd } from '../spend/price'
 import { Int, UsageCounterFields } from './schemas'
 
 const Limit = (field: string, description: string) => {
   const maximum = field === 'expires_in_days' ? MAX_EXPIRES_IN_DAYS : MAX_KEY_LIMIT
   return Int({ minimum: 1, maximum, description, error: `Invalid request: ${field} must be a whole number from 1 to ${maximum}` })
 }
+
+const budgetError = (field: string) => `Invalid request: ${field} must be an amount of USD above 0 and at most ${MAX_BUDGET_USD}, or null`
+const Budget = (field: string, description: string) =>
+  t.Number({ exclusiveMinimum: 0, maximum: MAX_BUDGET_USD, description, error: budgetError(field).replace(', or null', '') })
+const nanosOrNull = (amount: number | null | undefined) => (amount === undefined || amount === null ? amount : nanosOfUsd(amount))
 
 /** A key as the admin API and `keys list --json` show it: never the key, never its hash. */
 export const KeyRecordSchema = t.Object(
@@ -22,9 +28,19 @@ export const KeyRecordSchema = t.Object(
     max_concurrent: t.Union([Int(), t.Null()]),
     monthly_token_quota: t.Union([Int(), t.Null()]),
     daily_request_quota: t.Union([Int(), t.Null()]),
+    daily_budget_usd: t.Union([t.Number(), t.Null()]),
+    monthly_budget_usd: t.Union([t.Number(), t.Null()]),
   },
   { title: 'KeyRecord' },
 )
+
+/** Spend beside the budgets in force (the key's own, else its tier's), UTC periods. */
+export const KeySpendSchema = t.Object({
+  spend_today_usd: t.Number(),
+  spend_month_usd: t.Number(),
+  daily_budget_in_force_usd: t.Union([t.Number(), t.Null()]),
+  monthly_budget_in_force_usd: t.Union([t.Number(), t.Null()]),
+})
 
 export const KeyCreateSchema = t.Object(
   {
@@ -36,6 +52,8 @@ export const KeyCreateSchema = t.Object(
     max_concurrent: t.Optional(Limit('max_concurrent', 'Requests in flight, overriding the tier')),
     monthly_token_quota: t.Optional(Limit('monthly_token_quota', 'Tokens per UTC month')),
     daily_request_quota: t.Optional(Limit('daily_request_quota', 'Requests per UTC day')),
+    daily_budget_usd: t.Optional(Budget('daily_budget_usd', 'USD per UTC day, overriding the tier')),
+    monthly_budget_usd: t.Optional(Budget('monthly_budget_usd', 'USD per UTC month, overriding the tier')),
   },
   { additionalProperties: false },
 )
@@ -57,6 +75,8 @@ export const KeyPatchSchema = t.Object(
     max_concurrent: nullable('max_concurrent', 'null: use the tier value'),
     monthly_token_quota: nullable('monthly_token_quota', 'null: use the tier value'),
     daily_request_quota: nullable('daily_request_quota', 'null: use the tier value'),
+    daily_budget_usd: t.Optional(t.Union([Budget('daily_budget_usd', 'null: use the tier value'), t.Null()], { error: budgetError('daily_budget_usd') })),
+    monthly_budget_usd: t.Optional(t.Union([Budget('monthly_budget_usd', 'null: use the tier value'), t.Null()], { error: budgetError('monthly_budget_usd') })),
   },
   { additionalProperties: false },
 )
@@ -71,6 +91,8 @@ export function keyFieldsOf(body: {
   max_concurrent?: number | null
   monthly_token_quota?: number | null
   daily_request_quota?: number | null
+  daily_budget_usd?: number | null
+  monthly_budget_usd?: number | null
 }): KeyPatch {
   return {
     name: body.name,
@@ -81,6 +103,8 @@ export function keyFieldsOf(body: {
     maxConcurrent: body.max_concurrent,
     monthlyTokenQuota: body.monthly_token_quota,
     dailyRequestQuota: body.daily_request_quota,
+    dailyBudgetNanos: nanosOrNull(body.daily_budget_usd),
+    monthlyBudgetNanos: nanosOrNull(body.monthly_budget_usd),
   }
 }
 

@@ -7,6 +7,8 @@ export interface HeaderNames {
   upstream: string
   latency: string
   attempts: string
+  /** A JSON answer's exact cost in USD. */
+  cost: string
 }
 
 export function headerNames(brand: string): HeaderNames {
@@ -16,6 +18,7 @@ export function headerNames(brand: string): HeaderNames {
     upstream: `x-${brand}-upstream`,
     latency: `x-${brand}-latency-ms`,
     attempts: `x-${brand}-attempts`,
+    cost: `x-${brand}-cost-usd`,
   }
 }
 

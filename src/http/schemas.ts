@@ -97,4 +97,5 @@ export const UsageCounterFields = {
   prompt_tokens: Int(),
   completion_tokens: Int(),
   total_tokens: Int(),
+  cost_usd: t.Number({ description: 'Spend in USD: the sum of each request’s exact cost, to the nano-dollar' }),
 }

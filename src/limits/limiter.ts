@@ -8,6 +8,9 @@ export interface KeyLimits {
   /** null: no quota. */
   dailyRequestQuota: number | null
   monthlyTokenQuota: number | null
+  /** Spend per UTC day and month, in nano-dollars; null: no budget. */
+  dailyBudgetNanos: number | null
+  monthlyBudgetNanos: number | null
 }
 
 /** What the x-ratelimit-* headers report. */
@@ -24,18 +27,23 @@ export type Admission =
   | {
       ok: true
       state: LimitState
-      /** Ends the request at `at`: frees its concurrency slot and charges the tokens it really used. Idempotent. */
-      release(tokens: number, at: number): Promise<void>
+      /**
+       * Ends the request at `at`: frees its concurrency slot, drops its reservation and charges the
+       * tokens and the cost (nano-dollars) it really used. Idempotent.
+       */
+      release(tokens: number, at: number, costNanos?: number): Promise<void>
     }
   | { ok: false; state: LimitState; error: GatewayError; reason: RefusalReason }
 
 /** Which limit refused a request (the `reason` label of the refusal metric). */
-export type RefusalReason = 'requests' | 'tokens' | 'concurrency' | 'quota'
+export type RefusalReason = 'requests' | 'tokens' | 'concurrency' | 'quota' | 'budget'
 
-/** Where quotas start from when a key is first seen in a period: the persisted usage counters. */
+/** Where quotas and budgets start from when a key is first seen in a period: the persisted usage counters. */
 export interface QuotaBaseline {
-  requestsOn(keyId: string, day: string): Promise<number>
-  tokensSince(keyId: string, firstDay: string): Promise<number>
+  /** Requests and spend (nano-dollars) of the key on a UTC day. */
+  dayUsage(keyId: string, day: string): Promise<{ requests: number; costNanos: number }>
+  /** Tokens and spend of the key from `firstDay` (the 1st of a month) on. */
+  monthUsage(keyId: string, firstDay: string): Promise<{ tokens: number; costNanos: number }>
 }
 
 /**
@@ -45,6 +53,10 @@ export interface QuotaBaseline {
 export interface Limiter {
   /** The key's state as this process knows it, counting nothing (for responses refused before admission). */
   peek(keyId: string, limits: KeyLimits, now: number): LimitState
-  /** Counts the request if every limit allows it; a refusal consumes nothing. */
-  admit(keyId: string, limits: KeyLimits, now: number): Promise<Admission>
+  /**
+   * Counts the request if every limit allows it, and reserves `reserveNanos` of the key's budgets
+   * until it is released; a refusal consumes nothing. A budget refuses once the key's settled spend
+   * plus its reservations has reached it.
+   */
+  admit(keyId: string, limits: KeyLimits, now: number, reserveNanos?: number): Promise<Admission>
 }

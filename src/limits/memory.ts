@@ -1,4 +1,5 @@
 import { type GatewayError, rateLimited } from '../errors'
+import { formatUsd } from '../spend/price'
 import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
 import type { Admission, KeyLimits, Limiter, LimitState, QuotaBaseline, RefusalReason } from './limiter'
 
@@ -88,11 +89,18 @@ interface KeyState {
   requestsToday: number
   month: string
   tokensThisMonth: number
+  /** Settled spend in nano-dollars, in the day and month above. */
+  spentToday: number
+  spentThisMonth: number
+  /** What the key's requests in flight reserved of its budgets (nano-dollars). */
+  reserved: number
   /** Set while a period's baseline is being read: admissions for the key wait for it. */
   loading: Promise<void> | null
 }
 
 const refusal = (code: string, message: string, retryAfterSeconds: number) => rateLimited(message, { code, retryAfterSeconds })
+const budgetExceeded = (period: string, budgetNanos: number, resets: string, wait: number) =>
+  refusal('budget_exceeded', `${period} budget of $${formatUsd(budgetNanos)} spent. It resets ${resets}, in ${wait} s.`, wait)
 
 /**
  * Exact limits for one process. Requests per minute and tokens per minute are sliding logs: no 60 s
@@ -125,6 +133,9 @@ export class MemoryLimiter implements Limiter {
         requestsToday: 0,
         month: '',
         tokensThisMonth: 0,
+        spentToday: 0,
+        spentThisMonth: 0,
+        reserved: 0,
         loading: null,
       }
       this.keys.set(keyId, state)
@@ -141,23 +152,27 @@ export class MemoryLimiter implements Limiter {
     if (state.loading) return state.loading
     const day = this.days.of(now)
     const month = day.slice(0, 7)
-    const newDay = limits.dailyRequestQuota !== null && state.day !== day
-    const newMonth = limits.monthlyTokenQuota !== null && state.month !== month
+    const newDay = (limits.dailyRequestQuota !== null || limits.dailyBudgetNanos !== null) && state.day !== day
+    const newMonth = (limits.monthlyTokenQuota !== null || limits.monthlyBudgetNanos !== null) && state.month !== month
     if (!newDay && !newMonth) return null
     if (newDay) {
       state.day = day
       state.requestsToday = 0
+      state.spentToday = 0
     }
     if (newMonth) {
       state.month = month
       state.tokensThisMonth = 0
+      state.spentThisMonth = 0
     }
     const baseline = this.baseline
     if (baseline === null) return null
-    const read = Promise.all([newDay ? baseline.requestsOn(keyId, day) : 0, newMonth ? baseline.tokensSince(keyId, `${month}-01`) : 0]).then(
-      ([requests, tokens]) => {
-        state.requestsToday += requests
-        state.tokensThisMonth += tokens
+    const read = Promise.all([newDay ? baseline.dayUsage(keyId, day) : null, newMonth ? baseline.monthUsage(keyId, `${month}-01`) : null]).then(
+      ([today, thisMonth]) => {
+        state.requestsToday += today?.requests ?? 0
+        state.spentToday += today?.costNanos ?? 0
+        state.tokensThisMonth += thisMonth?.tokens ?? 0
+        state.spentThisMonth += thisMonth?.costNanos ?? 0
       },
       (error: unknown) => {
         // Read again by the next admission; this one fails.
@@ -196,16 +211,16 @@ export class MemoryLimiter implements Limiter {
     return this.stateOf(state, limits, now)
   }
 
-  admit(keyId: string, limits: KeyLimits, now: number): Promise<Admission> {
+  admit(keyId: string, limits: KeyLimits, now: number, reserveNanos = 0): Promise<Admission> {
     this.sweep(now)
     const state = this.key(keyId, now)
     const loading = this.syncQuotaPeriods(keyId, state, limits, now)
-    if (loading === null) return Promise.resolve(this.decide(state, limits, now))
-    return loading.then(() => this.admit(keyId, limits, now))
+    if (loading === null) return Promise.resolve(this.decide(state, limits, now, reserveNanos))
+    return loading.then(() => this.admit(keyId, limits, now, reserveNanos))
   }
 
   /** Counts the request if every limit allows it. Synchronous: nothing runs between the checks and the count. */
-  private decide(state: KeyState, limits: KeyLimits, now: number): Admission {
+  private decide(state: KeyState, limits: KeyLimits, now: number, reserveNanos: number): Admission {
     state.requests.advance(now)
     state.tokens.advance(now)
     const refuse = (reason: RefusalReason, error: GatewayError): Admission => ({ ok: false, state: this.stateOf(state, limits, now), error, reason })
@@ -223,6 +238,14 @@ export class MemoryLimiter implements Limiter {
         'quota',
         refusal('quota_exceeded', `Monthly token quota of ${limits.monthlyTokenQuota} reached. It resets on the 1st at 00:00 UTC, in ${wait} s.`, wait),
       )
+    }
+    if (limits.dailyBudgetNanos !== null && state.spentToday + state.reserved >= limits.dailyBudgetNanos) {
+      const wait = ceilSeconds(msUntilNextDay(now))
+      return refuse('budget', budgetExceeded('Daily', limits.dailyBudgetNanos, 'at 00:00 UTC', wait))
+    }
+    if (limits.monthlyBudgetNanos !== null && state.spentThisMonth + state.reserved >= limits.monthlyBudgetNanos) {
+      const wait = ceilSeconds(msUntilNextMonth(now))
+      return refuse('budget', budgetExceeded('Monthly', limits.monthlyBudgetNanos, 'on the 1st at 00:00 UTC', wait))
     }
     if (state.requests.total >= limits.requestsPerMinute) {
       const wait = ceilSeconds(state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
@@ -247,17 +270,25 @@ export class MemoryLimiter implements Limiter {
     state.requests.push(now, 1)
     state.requestsToday++
     state.inFlight++
+    state.reserved += reserveNanos
     let released = false
     return {
       ok: true,
       state: this.stateOf(state, limits, now),
-      release: (tokens, at) => {
+      release: (tokens, at, costNanos = 0) => {
         if (!released) {
           released = true
           state.inFlight--
+          state.reserved -= reserveNanos
           if (tokens > 0) {
             state.tokens.push(at, tokens)
             state.tokensThisMonth += tokens
+          }
+          if (costNanos > 0) {
+            // Charged to the period it ended in; a period the key has not reached yet starts from the store.
+            const day = this.days.of(at)
+            if (day === state.day) state.spentToday += costNanos
+            if (day.slice(0, 7) === state.month) state.spentThisMonth += costNanos
           }
         }
         return RELEASED

@@ -157,7 +157,8 @@ export class GatewayMetrics {
   )
   readonly ttfb = new Histogram('chatgate_ttfb_seconds', 'Streams: time to the first byte sent to the caller', ['alias'], LATENCY_BUCKETS)
   readonly tokens = new Counter('chatgate_tokens_total', 'Tokens by alias and direction (prompt, completion)', ['alias', 'direction'])
-  readonly refusals = new Counter('chatgate_ratelimit_refusals_total', 'Requests refused by a limit: requests, tokens, concurrency, quota', ['reason'])
+  readonly cost = new Counter('chatgate_cost_usd_total', 'Spend in USD by alias and upstream: the exact cost of each request', ['alias', 'upstream'])
+  readonly refusals = new Counter('chatgate_ratelimit_refusals_total', 'Requests refused by a limit: requests, tokens, concurrency, quota, budget', ['reason'])
   readonly attempts = new Counter('chatgate_upstream_attempts_total', 'Upstream attempts by outcome (success or an error code)', ['upstream', 'outcome'])
   readonly retries = new Counter('chatgate_retries_total', 'Attempts that retried the same target', ['upstream'])
   readonly fallbacks = new Counter('chatgate_fallbacks_total', 'Attempts that moved on to another target', ['alias'])
@@ -176,6 +177,7 @@ export class GatewayMetrics {
       this.upstreamDuration,
       this.ttfb,
       this.tokens,
+      this.cost,
       this.refusals,
       this.attempts,
       this.retries,

@@ -1,5 +1,6 @@
 import type { GatewayError } from '../errors'
 import type { Logger } from '../log'
+import { usd } from '../spend/price'
 import type { GatewayMetrics } from './metrics'
 import type { RequestRecord } from './request-record'
 
@@ -76,6 +77,7 @@ export class RequestObserver {
     if (record.ttfbMs !== undefined) m.ttfb.labels(alias).observe(record.ttfbMs / 1000)
     if (record.promptTokens) m.tokens.labels(alias, 'prompt').value += record.promptTokens
     if (record.completionTokens) m.tokens.labels(alias, 'completion').value += record.completionTokens
+    if (record.costNanos) m.cost.labels(alias, upstream).value += record.costNanos / 1e9
 
     if (SUMMARIZED_STATUSES.has(status)) return this.countRefusal(status, record)
     const level = QUIET_PATHS.has(record.path) ? 'debug' : status >= 500 ? 'warn' : 'info'
@@ -95,6 +97,7 @@ export class RequestObserver {
       ttfb_ms: record.ttfbMs ?? null,
       prompt_tokens: record.promptTokens ?? 0,
       completion_tokens: record.completionTokens ?? 0,
+      cost_usd: usd(record.costNanos ?? 0),
     }
     if (error) {
       line.error_type = error.type

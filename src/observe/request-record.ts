@@ -17,6 +17,8 @@ export interface RequestRecord {
   ttfbMs?: number
   promptTokens?: number
   completionTokens?: number
+  /** The request's exact cost in nano-dollars. */
+  costNanos?: number
   /** Message content, kept only when body logging is on. */
   messages?: unknown
   /** A stream writes its own log line when it ends, not when its headers go out. */

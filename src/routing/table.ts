@@ -1,4 +1,4 @@
-import type { TierSettings, UpstreamSettings } from '../config/types'
+import type { ModelPrice, TierSettings, UpstreamSettings } from '../config/types'
 import type { StoredRouting } from '../config/types'
 import { internalError, notFound } from '../errors'
 import { providerKinds } from '../providers'
@@ -14,7 +14,12 @@ export interface Target {
   provider: Provider
   model: string
   weight: number
+  /** What a token costs on this target; null: unpriced (keys with a budget skip it). */
+  price: ModelPrice | null
 }
+
+/** The mock costs nothing unless the config prices it. */
+const FREE: ModelPrice = { input: 0, output: 0, cachedInput: 0, cacheWrite: 0 }
 
 /** The OpenAI model record served by /v1/models. */
 export interface ModelRecord {
@@ -50,7 +55,11 @@ export function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${source}$`)
 }
 
-export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, context: ProviderContext): RoutingTable {
+/**
+ * The in-memory routing table from the stored config. A target's price is its own or the config's
+ * (stored with it), else the built-in table's for its model, else free for the mock, else none.
+ */
+export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, context: ProviderContext, prices: ReadonlyMap<string, ModelPrice>): RoutingTable {
   const tiers = new Map<string, Tier>()
   for (const settings of stored.tiers) {
     const patterns = settings.models?.map(globToRegExp) ?? null
@@ -71,7 +80,8 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, con
     const targets = stored_.targets.map((target): Target => {
       const entry = providers.get(target.upstream)
       if (!entry) throw internalError(`alias "${stored_.name}" points at unknown upstream "${target.upstream}"`)
-      return { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight }
+      const price = target.price ?? prices.get(target.model) ?? (entry.settings.kind === 'mock' ? FREE : null)
+      return { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight, price }
     })
     const model: ModelRecord = {
       id: stored_.name,

@@ -4,6 +4,7 @@ import type { Target } from '../routing/table'
 import { openaiErrorBody } from '../wire/openai/errors'
 import { ChunkRelay, completionJson } from '../wire/openai/relay'
 import type { ChatRequest, StreamChunk } from '../wire/openai/types'
+import { DEFAULT_OUTPUT_TOKENS, inputBound } from '../spend/estimate'
 import type { EventStream, Exchange } from './exchange'
 
 const DONE = 'data: [DONE]\n\n'
@@ -48,5 +49,9 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
             failureEvent: (error: GatewayError) => `data: ${JSON.stringify(openaiErrorBody(error))}\n\n`,
           }
         : null,
+    tokenBound: () => ({
+      inputTokens: inputBound(body?.text ?? JSON.stringify(request)),
+      outputTokens: Number(request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_OUTPUT_TOKENS),
+    }),
   }
 }

@@ -1,6 +1,7 @@
 import type { JsonBody } from '../wire/json-text'
 import { withTopLevelValue } from '../wire/json-text'
 import type { EmbeddingsRequest } from '../wire/openai/embeddings'
+import { inputBound } from '../spend/estimate'
 import type { Exchange } from './exchange'
 
 /**
@@ -26,5 +27,6 @@ export function embeddingsExchange(request: EmbeddingsRequest, body: JsonBody | 
       }
     },
     stream: null,
+    tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(request)), outputTokens: 0 }),
   }
 }

@@ -1,6 +1,7 @@
 import type { GatewayError, Unsupported } from '../errors'
 import type { AttemptContext } from '../providers/types'
 import type { Target } from '../routing/table'
+import type { TokenBound } from '../spend/estimate'
 import type { Usage } from '../wire/openai/types'
 
 /**
@@ -17,6 +18,8 @@ export interface Exchange {
   complete(target: Target, attempt: AttemptContext): Promise<Answer>
   /** Set when the caller asked for a stream. */
   stream: StreamSide | null
+  /** The most tokens the request may use (for what a budget reserves); asked only for keys with a budget. */
+  tokenBound(): TokenBound
 }
 
 export interface StreamSide {

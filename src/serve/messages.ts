@@ -8,6 +8,7 @@ import { EventsFromChunks, sseEvent } from '../wire/anthropic/stream'
 import type { MessagesRequest, StreamEvent, Usage as AnthropicUsage } from '../wire/anthropic/types'
 import { applyEdits, replacement, uniqueMember, withTopLevelValue } from '../wire/json-text'
 import type { ChatCompletionChunk, RawChunk, StreamChunk } from '../wire/openai/types'
+import { inputBound } from '../spend/estimate'
 import type { EventStream, Exchange } from './exchange'
 
 /** The caller's own text for an Anthropic upstream, only its top-level model replaced. */
@@ -105,5 +106,6 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
             failureEvent: (error: GatewayError) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error))}\n\n`,
           }
         : null,
+    tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(request)), outputTokens: request.max_tokens }),
   }
 }

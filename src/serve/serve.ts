@@ -10,6 +10,8 @@ import { connectionLost, type UpstreamError } from '../providers/errors'
 import type { CircuitBreakers } from '../routing/circuit'
 import { type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type RoutingTable, type Target } from '../routing/table'
+import { estimateNanos } from '../spend/estimate'
+import { costNanos, formatUsd } from '../spend/price'
 import { NO_UPSTREAM } from '../usage/entry'
 import type { UsageSink } from '../usage/recorder'
 import type { Usage } from '../wire/openai/types'
@@ -69,6 +71,47 @@ export function authorizeAlias(caller: Caller, alias: Alias): void {
 }
 
 /**
+ * A key with a budget may spend only where spend is known: unpriced targets are skipped for it, and
+ * with none left it is refused. Keys without a budget keep every target.
+ */
+function pricedTargets(caller: Caller, alias: Alias): Alias {
+  if (caller.limits.dailyBudgetNanos === null && caller.limits.monthlyBudgetNanos === null) return alias
+  if (alias.targets.every((t) => t.price !== null)) return alias
+  const targets = alias.targets.filter((t) => t.price !== null)
+  if (targets.length === 0) {
+    throw permissionDenied(`The model "${alias.name}" has no price, and this key has a budget: it may use priced models only`, {
+      code: 'model_not_priced',
+      param: 'model',
+    })
+  }
+  return { ...alias, targets }
+}
+
+/** What the key's budget holds back for this request until it settles (0 for keys without a budget). */
+function reservationNanos(caller: Caller, alias: Alias, exchange: Exchange): number {
+  if (caller.limits.dailyBudgetNanos === null && caller.limits.monthlyBudgetNanos === null) return 0
+  return estimateNanos(
+    exchange.tokenBound(),
+    alias.targets.map((t) => t.price!),
+  )
+}
+
+/** The exact cost of what a target answered, in nano-dollars; 0 when it has no price or reported no usage. */
+function costOf(target: Target | undefined, usage: Usage | null): number {
+  if (!target?.price || !usage) return 0
+  const written = usage.cache_creation_input_tokens
+  return costNanos(
+    {
+      promptTokens: usage.prompt_tokens,
+      completionTokens: usage.completion_tokens,
+      cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+      cacheWriteTokens: typeof written === 'number' ? written : 0,
+    },
+    target.price,
+  )
+}
+
+/**
  * Serves one request, for any inbound API: resolve the alias, check the tier may use it, admit it
  * through the limiter, dispatch it to a target (retries, failover, circuits), count it, respond.
  * Every admitted request is counted exactly once, before its response ends.
@@ -78,10 +121,10 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
   const { metrics } = deps
   // One routing table for the whole request, even if a reload swaps it meanwhile.
   const routing = deps.routing()
-  const alias = servableTargets(resolveAlias(routing, exchange.model), exchange)
+  const alias = pricedTargets(caller, servableTargets(resolveAlias(routing, exchange.model), exchange))
   record.alias = alias.name
   authorizeAlias(caller, alias)
-  const admission = await deps.limiter.admit(caller.key.id, caller.limits, deps.now())
+  const admission = await deps.limiter.admit(caller.key.id, caller.limits, deps.now(), reservationNanos(caller, alias, exchange))
   setRateLimitHeaders(call.headers, admission.state)
   if (!admission.ok) {
     metrics.refusals.inc(admission.reason)
@@ -98,8 +141,9 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
     const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
     const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
+    const cost = (record.costNanos = costOf(target, usage))
     const at = deps.now()
-    await admission.release(promptTokens + completionTokens, at)
+    await admission.release(promptTokens + completionTokens, at, cost)
     return deps.usage.record({
       keyId: caller.key.id,
       alias: alias.name,
@@ -107,6 +151,7 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
       error,
       promptTokens,
       completionTokens,
+      costNanos: cost,
       latencyMs: performance.now() - record.start,
       at,
     })
@@ -153,6 +198,7 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     await settle(served.target, served.value.usage, false)
     // A string, not a Response: the framework builds the one Response with every header at once.
     call.headers['content-type'] = 'application/json'
+    call.headers[deps.headers.cost] = formatUsd(record.costNanos ?? 0)
     return served.value.body
   } catch (error) {
     await settle(lastTarget, null, true)

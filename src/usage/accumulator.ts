@@ -13,6 +13,7 @@ export interface MinuteCounts {
   errors: number
   promptTokens: number
   completionTokens: number
+  costNanos: number
   latencyMsSum: number
   /** Requests per latency bucket (db/latency.ts). */
   latencyCounts: number[]
@@ -29,6 +30,7 @@ export interface DayCounts {
   errors: number
   promptTokens: number
   completionTokens: number
+  costNanos: number
   latencyMsSum: number
 }
 
@@ -58,6 +60,7 @@ export class UsageTotals {
         errors: 0,
         promptTokens: 0,
         completionTokens: 0,
+        costNanos: 0,
         latencyMsSum: 0,
         latencyCounts: new Array<number>(LATENCY_BUCKETS).fill(0),
       }
@@ -67,6 +70,7 @@ export class UsageTotals {
     if (entry.error) row.errors++
     row.promptTokens += entry.promptTokens
     row.completionTokens += entry.completionTokens
+    row.costNanos += entry.costNanos
     row.latencyMsSum += Math.round(entry.latencyMs)
     row.latencyCounts[latencyBucket(entry.latencyMs)]!++
   }
@@ -83,6 +87,7 @@ export class UsageTotals {
       row.errors += theirs.errors
       row.promptTokens += theirs.promptTokens
       row.completionTokens += theirs.completionTokens
+      row.costNanos += theirs.costNanos
       row.latencyMsSum += theirs.latencyMsSum
       theirs.latencyCounts.forEach((n, i) => (row.latencyCounts[i]! += n))
     }
@@ -108,6 +113,7 @@ export class UsageTotals {
       day.errors += row.errors
       day.promptTokens += row.promptTokens
       day.completionTokens += row.completionTokens
+      day.costNanos += row.costNanos
       day.latencyMsSum += row.latencyMsSum
     }
     return [...days.values()]

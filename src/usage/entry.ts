@@ -6,6 +6,8 @@ export interface UsageEntry {
   error: boolean
   promptTokens: number
   completionTokens: number
+  /** Its exact cost in nano-dollars (1e-9 USD); 0 on an unpriced target. */
+  costNanos: number
   latencyMs: number
   /** When it ended (ms since the epoch): the minute and UTC day it is counted in. */
   at: number

@@ -18,16 +18,38 @@ export interface JournalFile {
 /** The id under which the single journal of earlier versions (`<database>.usage-log`) is folded. */
 export const LEGACY_JOURNAL = 'legacy'
 
-type EncodedEntry = [keyId: string, alias: string, upstream: string, error: 0 | 1, prompt: number, completion: number, latencyMs: number, at: number]
+type EncodedEntry = [
+  keyId: string,
+  alias: string,
+  upstream: string,
+  error: 0 | 1,
+  prompt: number,
+  completion: number,
+  latencyMs: number,
+  at: number,
+  /** Absent in journals written before spend was counted. */
+  costNanos?: number,
+]
 
-const encode = (e: UsageEntry): EncodedEntry => [e.keyId, e.alias, e.upstream, e.error ? 1 : 0, e.promptTokens, e.completionTokens, e.latencyMs, e.at]
-const decode = ([keyId, alias, upstream, error, promptTokens, completionTokens, latencyMs, at]: EncodedEntry): UsageEntry => ({
+const encode = (e: UsageEntry): EncodedEntry => [
+  e.keyId,
+  e.alias,
+  e.upstream,
+  e.error ? 1 : 0,
+  e.promptTokens,
+  e.completionTokens,
+  e.latencyMs,
+  e.at,
+  e.costNanos,
+]
+const decode = ([keyId, alias, upstream, error, promptTokens, completionTokens, latencyMs, at, costNanos = 0]: EncodedEntry): UsageEntry => ({
   keyId,
   alias,
   upstream,
   error: error === 1,
   promptTokens,
   completionTokens,
+  costNanos,
   latencyMs,
   at,
 })

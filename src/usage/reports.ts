@@ -1,7 +1,8 @@
 import { LATENCY_BOUNDS_MS } from '../../db/latency'
 import { invalidRequest } from '../errors'
 import { DAY_MS, utcDate } from '../time'
-import type { UsageCounters, UsageFilter, UsageQuery, UsageReadStore, UsageRow } from './store'
+import { usd } from '../spend/price'
+import type { StoredUsageRow, UsageCounters, UsageFilter, UsageQuery, UsageReadStore, UsageRow } from './store'
 
 export type SeriesBucket = 'minute' | 'hour' | 'day'
 const BUCKET_SECONDS: Record<SeriesBucket, number> = { minute: 60, hour: 3600, day: 86_400 }
@@ -21,6 +22,7 @@ export interface SeriesPoint {
   errors: number
   prompt_tokens: number
   completion_tokens: number
+  cost_usd: number
   p50_ms: number | null
   p95_ms: number | null
 }
@@ -68,17 +70,23 @@ export function usageRange(from: string | undefined, to: string | undefined, now
   return range
 }
 
-function totalsOf(rows: UsageRow[]): UsageCounters {
-  const totals: UsageCounters = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+/** Totals of stored rows; spend is added up in nano-dollars, so the total is the exact sum of the rows. */
+function totalsOf(rows: StoredUsageRow[]): UsageCounters {
+  const totals: UsageCounters = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0 }
+  let costNanos = 0
   for (const row of rows) {
     totals.requests += row.requests
     totals.errors += row.errors
     totals.prompt_tokens += row.prompt_tokens
     totals.completion_tokens += row.completion_tokens
     totals.total_tokens += row.total_tokens
+    costNanos += row.cost_nanos
   }
+  totals.cost_usd = usd(costNanos)
   return totals
 }
+
+const reportRow = ({ cost_nanos, ...row }: StoredUsageRow): UsageRow => ({ ...row, cost_usd: usd(cost_nanos) })
 
 /**
  * The read side of usage: reports and time series. `flush` makes everything recorded so far
@@ -93,8 +101,22 @@ export class UsageReports {
   /** Counter rows for a date range (inclusive), with their totals. */
   async report(query: UsageQuery): Promise<UsageReport> {
     await this.flush()
-    const data = await this.store.rows(query)
-    return { totals: totalsOf(data), data }
+    const rows = await this.store.rows(query)
+    return { totals: totalsOf(rows), data: rows.map(reportRow) }
+  }
+
+  /** Each key's spend today and this month (UTC), in nano-dollars, everything recorded so far included. */
+  async spendByKey(now: number): Promise<Map<string, { todayNanos: number; monthNanos: number }>> {
+    await this.flush()
+    const today = utcDate(now)
+    const spend = new Map<string, { todayNanos: number; monthNanos: number }>()
+    for (const row of await this.store.rows({ from: `${today.slice(0, 7)}-01`, to: today })) {
+      let key = spend.get(row.key_id)
+      if (!key) spend.set(row.key_id, (key = { todayNanos: 0, monthNanos: 0 }))
+      key.monthNanos += row.cost_nanos
+      if (row.date === today) key.todayNanos += row.cost_nanos
+    }
+    return spend
   }
 
   /**
@@ -121,6 +143,7 @@ export class UsageReports {
       errors: 0,
       prompt_tokens: 0,
       completion_tokens: 0,
+      cost_usd: 0,
       p50_ms: null,
       p95_ms: null,
     }))
@@ -133,6 +156,7 @@ export class UsageReports {
         point.errors = bucket.errors
         point.prompt_tokens = bucket.promptTokens
         point.completion_tokens = bucket.completionTokens
+        point.cost_usd = usd(bucket.costNanos)
         if (percentiles) {
           point.p50_ms = percentileMs(bucket.latencyCounts, 0.5)
           point.p95_ms = percentileMs(bucket.latencyCounts, 0.95)

@@ -26,6 +26,8 @@ export interface UsageCounters {
   prompt_tokens: number
   completion_tokens: number
   total_tokens: number
+  /** Spend in USD: the sum of each request's exact cost (nano-dollar precision). */
+  cost_usd: number
 }
 
 /** A row of a usage report: one key's use of an alias through an upstream on one UTC day. */
@@ -36,6 +38,11 @@ export interface UsageRow extends UsageCounters {
   alias: string
   upstream: string
   latency_ms_sum: number
+}
+
+/** A report row as stored: spend as integer nano-dollars, which reports turn into `cost_usd`. */
+export interface StoredUsageRow extends Omit<UsageRow, 'cost_usd'> {
+  cost_nanos: number
 }
 
 /** Which counters a report or series covers: absent filters match everything. */
@@ -58,14 +65,15 @@ export interface BucketSums {
   errors: number
   promptTokens: number
   completionTokens: number
+  costNanos: number
   /** Per latency bucket; empty when the sums come from the daily table. */
   latencyCounts: number[]
 }
 
 /** Where usage counters are kept: the read side. */
 export interface UsageReadStore {
-  /** Daily rows in a date range, oldest first. */
-  rows(query: UsageQuery): Promise<UsageRow[]>
+  /** Daily rows in a date range, oldest first, with their spend in nano-dollars. */
+  rows(query: UsageQuery): Promise<StoredUsageRow[]>
   /** Minute rows from `from` to `to` (unix seconds, end excluded), added up in buckets of `step` seconds. */
   minuteBuckets(step: number, from: number, to: number, filter: UsageFilter): Promise<BucketSums[]>
   /** Daily rows from `from` to `to` (YYYY-MM-DD, inclusive), one bucket per day (the day's index since the epoch). */

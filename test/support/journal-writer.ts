@@ -25,6 +25,7 @@ for (const tokens of rest.filter((arg) => arg !== '--torn')) {
     error: false,
     promptTokens: Number(tokens),
     completionTokens: 1,
+    costNanos: Number(tokens) * 7,
     latencyMs: 3,
     at: Date.parse('2026-11-22T10:00:00Z'),
   })

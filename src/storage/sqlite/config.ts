@@ -93,7 +93,9 @@ function readStoredRouting(db: DbOrTx): StoredRouting {
       name: alias.name,
       strategy: alias.strategy as AliasSettings['strategy'],
       createdAt: alias.createdAt,
-      targets: targetRows.filter((t) => t.alias === alias.name).map(({ upstream, model, weight }) => ({ upstream, model, weight })),
+      targets: targetRows
+        .filter((t) => t.alias === alias.name)
+        .map(({ upstream, model, weight, price }) => ({ upstream, model, weight, price: price ?? null })),
     })),
   }
 }

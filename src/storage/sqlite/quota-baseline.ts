@@ -3,20 +3,20 @@ import { usageDaily } from '../../../db/schema'
 import type { QuotaBaseline } from '../../limits/limiter'
 import type { Db } from './open'
 
-/** Quotas start from the persisted daily counters, so a restart does not hand out a fresh quota. */
+/** Quotas and budgets start from the persisted daily counters, so a restart hands out no fresh quota or budget. */
 export function sqliteQuotaBaseline(db: Db): QuotaBaseline {
-  const requestsOn = db
-    .select({ n: sql<number>`coalesce(sum(${usageDaily.requests}), 0)` })
+  const day = db
+    .select({ requests: sql<number>`coalesce(sum(${usageDaily.requests}), 0)`, costNanos: sql<number>`coalesce(sum(${usageDaily.costNanos}), 0)` })
     .from(usageDaily)
     .where(and(eq(usageDaily.keyId, sql.placeholder('keyId')), eq(usageDaily.date, sql.placeholder('day'))))
     .prepare()
-  const tokensSince = db
-    .select({ n: sql<number>`coalesce(sum(${usageDaily.totalTokens}), 0)` })
+  const month = db
+    .select({ tokens: sql<number>`coalesce(sum(${usageDaily.totalTokens}), 0)`, costNanos: sql<number>`coalesce(sum(${usageDaily.costNanos}), 0)` })
     .from(usageDaily)
     .where(and(eq(usageDaily.keyId, sql.placeholder('keyId')), gte(usageDaily.date, sql.placeholder('firstDay'))))
     .prepare()
   return {
-    requestsOn: async (keyId, day) => requestsOn.get({ keyId, day })?.n ?? 0,
-    tokensSince: async (keyId, firstDay) => tokensSince.get({ keyId, firstDay })?.n ?? 0,
+    dayUsage: async (keyId, date) => day.get({ keyId, day: date }) ?? { requests: 0, costNanos: 0 },
+    monthUsage: async (keyId, firstDay) => month.get({ keyId, firstDay }) ?? { tokens: 0, costNanos: 0 },
   }
 }

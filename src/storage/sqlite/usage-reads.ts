@@ -1,6 +1,6 @@
 import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
 import { apiKeys, usageDaily } from '../../../db/schema'
-import type { BucketSums, UsageFilter, UsageQuery, UsageReadStore, UsageRow } from '../../usage/store'
+import type { BucketSums, StoredUsageRow, UsageFilter, UsageQuery, UsageReadStore } from '../../usage/store'
 import type { Db } from './open'
 import { LAT_COLUMNS } from './usage'
 
@@ -25,7 +25,7 @@ function filterSql(filter: UsageFilter): { where: string; params: string[] } {
 export class SqliteUsageReads implements UsageReadStore {
   constructor(private readonly db: Db) {}
 
-  async rows(query: UsageQuery): Promise<UsageRow[]> {
+  async rows(query: UsageQuery): Promise<StoredUsageRow[]> {
     const conditions = [gte(usageDaily.date, query.from), lte(usageDaily.date, query.to)]
     if (query.keyId !== undefined) conditions.push(eq(usageDaily.keyId, query.keyId))
     if (query.alias !== undefined) conditions.push(eq(usageDaily.alias, query.alias))
@@ -42,6 +42,7 @@ export class SqliteUsageReads implements UsageReadStore {
         prompt_tokens: usageDaily.promptTokens,
         completion_tokens: usageDaily.completionTokens,
         total_tokens: usageDaily.totalTokens,
+        cost_nanos: usageDaily.costNanos,
         latency_ms_sum: usageDaily.latencyMsSum,
       })
       .from(usageDaily)
@@ -55,7 +56,7 @@ export class SqliteUsageReads implements UsageReadStore {
     const { where, params } = filterSql(filter)
     const rows = this.db.$client
       .prepare(
-        `SELECT (minute / ?1) AS b, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion,
+        `SELECT (minute / ?1) AS b, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost_nanos) AS cost,
                 ${LAT_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ')}
          FROM usage_minute WHERE minute >= ?2 AND minute < ?3 ${where} GROUP BY b`,
       )
@@ -66,6 +67,7 @@ export class SqliteUsageReads implements UsageReadStore {
       errors: row.errors!,
       promptTokens: row.prompt!,
       completionTokens: row.completion!,
+      costNanos: row.cost!,
       latencyCounts: LAT_COLUMNS.map((c) => row[c]!),
     }))
   }
@@ -74,16 +76,17 @@ export class SqliteUsageReads implements UsageReadStore {
     const { where, params } = filterSql(filter)
     const rows = this.db.$client
       .prepare(
-        `SELECT date, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion
+        `SELECT date, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost_nanos) AS cost
          FROM usage_daily WHERE date >= ?1 AND date <= ?2 ${where} GROUP BY date`,
       )
-      .all(from, to, ...params) as { date: string; requests: number; errors: number; prompt: number; completion: number }[]
+      .all(from, to, ...params) as { date: string; requests: number; errors: number; prompt: number; completion: number; cost: number }[]
     return rows.map((row) => ({
       bucket: Date.parse(`${row.date}T00:00:00Z`) / 86_400_000,
       requests: row.requests,
       errors: row.errors,
       promptTokens: row.prompt,
       completionTokens: row.completion,
+      costNanos: row.cost,
       latencyCounts: [],
     }))
   }

@@ -34,6 +34,7 @@ export class SqliteUsageStore implements UsageStore {
         promptTokens: p('promptTokens'),
         completionTokens: p('completionTokens'),
         totalTokens: p('totalTokens'),
+        costNanos: p('costNanos'),
         latencyMsSum: p('latencyMsSum'),
       })
       .onConflictDoUpdate({
@@ -44,11 +45,24 @@ export class SqliteUsageStore implements UsageStore {
           promptTokens: sql`${usageDaily.promptTokens} + excluded.prompt_tokens`,
           completionTokens: sql`${usageDaily.completionTokens} + excluded.completion_tokens`,
           totalTokens: sql`${usageDaily.totalTokens} + excluded.total_tokens`,
+          costNanos: sql`${usageDaily.costNanos} + excluded.cost_nanos`,
           latencyMsSum: sql`${usageDaily.latencyMsSum} + excluded.latency_ms_sum`,
         },
       })
       .prepare()
-    const columns = ['minute', 'key_id', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'latency_ms_sum', ...LAT_COLUMNS]
+    const columns = [
+      'minute',
+      'key_id',
+      'alias',
+      'upstream',
+      'requests',
+      'errors',
+      'prompt_tokens',
+      'completion_tokens',
+      'cost_nanos',
+      'latency_ms_sum',
+      ...LAT_COLUMNS,
+    ]
     const added = columns.slice(4).map((c) => `${c} = ${c} + excluded.${c}`)
     // Raw SQL: fourteen histogram columns are written by position, which the query builder cannot
     // express without naming each one; the columns themselves come from db/schema.ts.
@@ -84,6 +98,7 @@ export class SqliteUsageStore implements UsageStore {
             m.errors,
             m.promptTokens,
             m.completionTokens,
+            m.costNanos,
             m.latencyMsSum,
             ...m.latencyCounts,
           )
