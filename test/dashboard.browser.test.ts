@@ -25,7 +25,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     const dbPath = join(dir.path, 'gateway.sqlite')
     const stores = openSqliteStores(dbPath)
     await stores.config.apply(loadGatewayConfig(null, providerKinds), Date.now(), () => null)
-    const { record } = await new KeyService(stores.keys, null).create({ name: 'seeded', tier: 'pro' })
+    const { record } = await new KeyService(stores.keys, null).create({ name: 'seeded', tier: 'pro', dailyBudgetNanos: 2_000_000_000 })
     const recorder = await UsageRecorder.open(stores.usage, null)
     const now = Date.now()
     const writes = [50, 50, 30, 10].map((minutesAgo, i) =>
@@ -59,7 +59,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
         '--disable-sync',
       ],
     })
-  })
+  }, 60_000)
 
   afterAll(async () => {
     await browser?.close()
@@ -81,13 +81,19 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     await page.click('#login button[type=submit]')
 
     // The hour view: 60 one-minute points, 3 of them with the seeded traffic.
-    await page.waitForSelector('#chart-requests[data-points="60"][data-active="3"]', { timeout: 10_000 })
+    await page.waitForSelector('#chart-requests[data-points="60"][data-active="3"]', { timeout: 60_000 })
+    // Spend in USD: four requests of $0.00125 each, to the nano-dollar.
+    await page.waitForSelector('#chart-spend[data-points="60"]')
+    expect(await page.locator('#chart-spend').getAttribute('data-total')).toBe('$0.005')
     expect(await page.locator('#chart-requests').count()).toBe(1)
     expect(await page.locator('#chart-requests canvas').count()).toBeGreaterThan(0)
     await page.waitForSelector('#keys tbody tr')
     const seededRow = page.locator('#keys tbody tr', { hasText: 'seeded' })
     expect(await seededRow.locator('td').nth(3).textContent()).toBe('4')
     expect(await seededRow.locator('td').nth(4).textContent()).toBe('40')
+    // Spend beside its budget: the key's own daily budget, no monthly one (the tier has none).
+    expect(await seededRow.locator('td.spend-today').textContent()).toBe('$0.005 / $2')
+    expect(await seededRow.locator('td.spend-month').textContent()).toBe('$0.005 / no budget')
     expect(await page.locator('#aliases tbody tr', { hasText: 'local/echo' }).locator('.badge').first().textContent()).toBe('closed')
 
     // The key never lands in a URL or a cookie.
@@ -96,11 +102,13 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
 
     await page.fill('#new-key-name', 'browser-made')
     await page.selectOption('#new-key-tier', 'standard')
+    await page.fill('#new-key-daily-budget', '1.5')
     await page.click('#create-key button[type=submit]')
     const created = page.locator('#keys tbody tr', { hasText: 'browser-made' })
     await created.waitFor()
     expect(await page.locator('#new-key').textContent()).toMatch(/sk-cg-[A-Za-z0-9]{40}/)
     expect(await created.locator('.badge').textContent()).toBe('active')
+    expect(await created.locator('td.spend-today').textContent()).toBe('$0 / $1.5')
 
     await created.locator('button.revoke').click()
     await page.waitForSelector('#keys tbody tr:has-text("browser-made") .badge.revoked')
@@ -111,5 +119,5 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     await page.screenshot({ path: join(ROOT, 'test/artifacts/dashboard-phone.png'), fullPage: true })
     expect(foreign).toEqual([])
     await context.close()
-  })
+  }, 120_000)
 })

@@ -18,7 +18,18 @@ async function seeded() {
   const recorder = await UsageRecorder.open(store, null)
   const reports = new UsageReports(new SqliteUsageReads(storage.db), () => recorder.fold())
   const record = (at: number, latencyMs: number, extra: Partial<Parameters<UsageRecorder['record']>[0]> = {}) =>
-    recorder.record({ keyId: 'k1', alias: 'a/one', upstream: 'up', error: false, promptTokens: 10, completionTokens: 5, costNanos: 1001, latencyMs, at, ...extra })
+    recorder.record({
+      keyId: 'k1',
+      alias: 'a/one',
+      upstream: 'up',
+      error: false,
+      promptTokens: 10,
+      completionTokens: 5,
+      costNanos: 1001,
+      latencyMs,
+      at,
+      ...extra,
+    })
   const series = (query: SeriesQuery) => reports.series(query)
   // What the gateway's pruning timer does at `now` with a retention of `days`.
   const prune = (now: number, days: number) => store.pruneMinutes(now - days * DAY)
@@ -41,8 +52,26 @@ describe('per-minute rollups', () => {
     ])
     const series = await usageSeries({ from: T0, to: T0 + 10 * MIN, bucket: 'minute' })
     expect(series).toHaveLength(10)
-    expect(series[0]).toEqual({ t: '2026-11-22T10:00:00.000Z', requests: 4, errors: 1, prompt_tokens: 30, completion_tokens: 15, cost_usd: 0.000003003, p50_ms: 10, p95_ms: 45 })
-    expect(series[1]).toEqual({ t: '2026-11-22T10:01:00.000Z', requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0, p50_ms: null, p95_ms: null })
+    expect(series[0]).toEqual({
+      t: '2026-11-22T10:00:00.000Z',
+      requests: 4,
+      errors: 1,
+      prompt_tokens: 30,
+      completion_tokens: 15,
+      cost_usd: 0.000003003,
+      p50_ms: 10,
+      p95_ms: 45,
+    })
+    expect(series[1]).toEqual({
+      t: '2026-11-22T10:01:00.000Z',
+      requests: 0,
+      errors: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cost_usd: 0,
+      p50_ms: null,
+      p95_ms: null,
+    })
     // Both in the 250-500 ms bucket: interpolated within it.
     expect(series[2]).toMatchObject({ requests: 2, p50_ms: 375, p95_ms: 488 })
     expect(series[5]).toMatchObject({ requests: 1, p50_ms: 3 })

@@ -92,6 +92,8 @@
       xs,
       [data.map((p) => p.prompt_tokens), data.map((p) => p.completion_tokens)],
     )
+    draw('chart-spend', [{ label: 'USD', stroke: '#b7791f' }], xs, [data.map((p) => p.cost_usd)])
+    $('chart-spend').dataset.total = usd(data.reduce((sum, p) => sum + Math.round(p.cost_usd * 1e9), 0) / 1e9)
     // Latency exists only where there were requests: join the points across quiet buckets.
     draw(
       'chart-latency',
@@ -106,6 +108,15 @@
   }
 
   // ---------------------------------------------------------------- tables
+
+  /** USD with up to 9 decimals, no exponent. */
+  function usd(amount) {
+    return `$${amount.toFixed(9).replace(/\.?0+$/, '')}`
+  }
+
+  function spendBeside(spent, budget) {
+    return budget === null ? `${usd(spent)} / no budget` : `${usd(spent)} / ${usd(budget)}`
+  }
 
   async function loadTables() {
     const today = new Date().toISOString().slice(0, 10)
@@ -145,6 +156,8 @@
         cell(String(todayByKey[key.id]?.requests ?? 0)),
         cell(String(todayByKey[key.id]?.tokens ?? 0)),
         cell(limits),
+        Object.assign(cell(spendBeside(key.spend_today_usd, key.daily_budget_in_force_usd)), { className: 'spend-today' }),
+        Object.assign(cell(spendBeside(key.spend_month_usd, key.monthly_budget_in_force_usd)), { className: 'spend-month' }),
         cell(status, status),
       )
       const actions = document.createElement('td')
@@ -235,7 +248,15 @@
   $('filters').addEventListener('change', () => loadSeries())
   $('create-key').addEventListener('submit', async (event) => {
     event.preventDefault()
-    const created = await api('/admin/keys', { method: 'POST', body: JSON.stringify({ name: $('new-key-name').value, tier: $('new-key-tier').value }) })
+    const fields = { name: $('new-key-name').value, tier: $('new-key-tier').value }
+    for (const [id, field] of [
+      ['new-key-daily-budget', 'daily_budget_usd'],
+      ['new-key-monthly-budget', 'monthly_budget_usd'],
+    ]) {
+      if ($(id).value !== '') fields[field] = Number($(id).value)
+      $(id).value = ''
+    }
+    const created = await api('/admin/keys', { method: 'POST', body: JSON.stringify(fields) })
     $('new-key-name').value = ''
     const notice = $('new-key')
     notice.hidden = false
