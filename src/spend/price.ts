@@ -59,14 +59,18 @@ export const maxInputPrice = (price: ModelPrice): number => Math.max(price.input
 
 /** Nano-dollars as a decimal USD string, exact (no float rounding, no exponent): 12345 -> "0.000012345". */
 export function formatUsd(nanos: number): string {
+  if (nanos === 0) return '0'
   const sign = nanos < 0 ? '-' : ''
   const digits = String(Math.abs(nanos)).padStart(10, '0')
   const fraction = digits.slice(-9).replace(/0+$/, '')
   return `${sign}${digits.slice(0, -9)}${fraction ? `.${fraction}` : ''}`
 }
 
-/** Nano-dollars as a JSON number of USD. */
-export const usd = (nanos: number): number => Number(formatUsd(nanos))
+/**
+ * Nano-dollars as a JSON number of USD. An integer divided by 1e9 is the double nearest the exact
+ * decimal, and JSON prints the shortest form that reads back as it: the decimal itself.
+ */
+export const usd = (nanos: number): number => nanos / 1e9
 
 /** USD (a budget as configured) to whole nano-dollars. */
 export const nanosOfUsd = (amount: number): number => Math.round(amount * 1e9)
