@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
 import { ErrorSchema, Int } from '../../src/http/schemas'
-import { usd } from '../../src/spend/price'
+import { usdOrNull } from '../../src/spend/price'
 
 const Quota = t.Union([Int(), t.Null()])
 const TierSchema = t.Object({
@@ -27,8 +27,8 @@ export default defineAdminRoute((gateway) =>
         max_concurrent: tier.maxConcurrent,
         daily_request_quota: tier.dailyRequestQuota,
         monthly_token_quota: tier.monthlyTokenQuota,
-        daily_budget_usd: tier.dailyBudgetNanos === null ? null : usd(tier.dailyBudgetNanos),
-        monthly_budget_usd: tier.monthlyBudgetNanos === null ? null : usd(tier.monthlyBudgetNanos),
+        daily_budget_usd: usdOrNull(tier.dailyBudgetNanos),
+        monthly_budget_usd: usdOrNull(tier.monthlyBudgetNanos),
         models: tier.models,
       })),
     }),

@@ -1,5 +1,6 @@
 import type { RoutingTable } from '../routing/table'
-import { usd } from '../spend/price'
+import { usd, usdOrNull } from '../spend/price'
+import { limitsOf } from './authenticate'
 import type { UsageReports } from '../usage/reports'
 import type { KeyService } from './key-service'
 import { keyView } from './keys'
@@ -9,15 +10,15 @@ export async function keysWithSpend(gateway: { keys: KeyService; reports: UsageR
   const [keys, spend] = await Promise.all([gateway.keys.list(), gateway.reports.spendByKey(gateway.now())])
   return keys.map((record) => {
     const tier = gateway.routing.tiers.get(record.tier)
-    const daily = record.dailyBudgetNanos ?? tier?.dailyBudgetNanos ?? null
-    const monthly = record.monthlyBudgetNanos ?? tier?.monthlyBudgetNanos ?? null
+    // The budgets a request would be held to; a key whose tier is gone has only its own.
+    const budgets = tier ? limitsOf(record, tier) : record
     const spent = spend.get(record.id)
     return {
       ...keyView(record),
       spend_today_usd: usd(spent?.todayNanos ?? 0),
       spend_month_usd: usd(spent?.monthNanos ?? 0),
-      daily_budget_in_force_usd: daily === null ? null : usd(daily),
-      monthly_budget_in_force_usd: monthly === null ? null : usd(monthly),
+      daily_budget_in_force_usd: usdOrNull(budgets.dailyBudgetNanos),
+      monthly_budget_in_force_usd: usdOrNull(budgets.monthlyBudgetNanos),
     }
   })
 }

@@ -1,5 +1,5 @@
 import { invalidRequest } from '../errors'
-import { usd } from '../spend/price'
+import { usdOrNull } from '../spend/price'
 
 /** A caller key as stored: its SHA-256 hash and visible prefix, never the key itself. */
 export interface KeyRecord {
@@ -149,7 +149,7 @@ export function keyView(record: KeyRecord) {
     max_concurrent: record.maxConcurrent,
     monthly_token_quota: record.monthlyTokenQuota,
     daily_request_quota: record.dailyRequestQuota,
-    daily_budget_usd: record.dailyBudgetNanos === null ? null : usd(record.dailyBudgetNanos),
-    monthly_budget_usd: record.monthlyBudgetNanos === null ? null : usd(record.monthlyBudgetNanos),
+    daily_budget_usd: usdOrNull(record.dailyBudgetNanos),
+    monthly_budget_usd: usdOrNull(record.monthlyBudgetNanos),
   }
 }

@@ -70,12 +70,14 @@ export function authorizeAlias(caller: Caller, alias: Alias): void {
     throw permissionDenied(`Tier "${caller.tier.name}" may not use the model "${alias.name}"`, { code: 'model_not_allowed', param: 'model' })
 }
 
+const hasBudget = (caller: Caller): boolean => caller.limits.dailyBudgetNanos !== null || caller.limits.monthlyBudgetNanos !== null
+
 /**
  * A key with a budget may spend only where spend is known: unpriced targets are skipped for it, and
  * with none left it is refused. Keys without a budget keep every target.
  */
 function pricedTargets(caller: Caller, alias: Alias): Alias {
-  if (caller.limits.dailyBudgetNanos === null && caller.limits.monthlyBudgetNanos === null) return alias
+  if (!hasBudget(caller)) return alias
   if (alias.targets.every((t) => t.price !== null)) return alias
   const targets = alias.targets.filter((t) => t.price !== null)
   if (targets.length === 0) {
@@ -89,7 +91,7 @@ function pricedTargets(caller: Caller, alias: Alias): Alias {
 
 /** What the key's budget holds back for this request until it settles (0 for keys without a budget). */
 function reservationNanos(caller: Caller, alias: Alias, exchange: Exchange): number {
-  if (caller.limits.dailyBudgetNanos === null && caller.limits.monthlyBudgetNanos === null) return 0
+  if (!hasBudget(caller)) return 0
   return estimateNanos(
     exchange.tokenBound(),
     alias.targets.map((t) => t.price!),

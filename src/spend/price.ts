@@ -72,5 +72,8 @@ export function formatUsd(nanos: number): string {
  */
 export const usd = (nanos: number): number => nanos / 1e9
 
+/** An optional amount (a budget) in nano-dollars as USD; null stays null. */
+export const usdOrNull = (nanos: number | null): number | null => (nanos === null ? null : usd(nanos))
+
 /** USD (a budget as configured) to whole nano-dollars. */
 export const nanosOfUsd = (amount: number): number => Math.round(amount * 1e9)

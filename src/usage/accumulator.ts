@@ -2,10 +2,8 @@ import { LATENCY_BUCKETS, latencyBucket } from '../../db/latency'
 import { utcDate } from '../time'
 import type { UsageEntry } from './entry'
 
-/** A key's use of an alias through an upstream in one minute: the one row usage is added up in. */
-export interface MinuteCounts {
-  /** Unix time of the minute's start, in seconds. */
-  minute: number
+/** The counters usage adds up, per minute and per day alike. */
+interface Counts {
   keyId: string
   alias: string
   upstream: string
@@ -15,23 +13,30 @@ export interface MinuteCounts {
   completionTokens: number
   costNanos: number
   latencyMsSum: number
+}
+
+/** A key's use of an alias through an upstream in one minute: the one row usage is added up in. */
+export interface MinuteCounts extends Counts {
+  /** Unix time of the minute's start, in seconds. */
+  minute: number
   /** Requests per latency bucket (db/latency.ts). */
   latencyCounts: number[]
 }
 
 /** The same counters for a whole UTC day, as the daily (billing) table keeps them. */
-export interface DayCounts {
-  keyId: string
+export interface DayCounts extends Counts {
   /** YYYY-MM-DD, UTC. */
   date: string
-  alias: string
-  upstream: string
-  requests: number
-  errors: number
-  promptTokens: number
-  completionTokens: number
-  costNanos: number
-  latencyMsSum: number
+}
+
+/** Adds the counters of `from` to `into`. */
+function addCounts(into: Counts, from: Counts): void {
+  into.requests += from.requests
+  into.errors += from.errors
+  into.promptTokens += from.promptTokens
+  into.completionTokens += from.completionTokens
+  into.costNanos += from.costNanos
+  into.latencyMsSum += from.latencyMsSum
 }
 
 /**
@@ -83,12 +88,7 @@ export class UsageTotals {
         this.rows.set(id, { ...theirs, latencyCounts: [...theirs.latencyCounts] })
         continue
       }
-      row.requests += theirs.requests
-      row.errors += theirs.errors
-      row.promptTokens += theirs.promptTokens
-      row.completionTokens += theirs.completionTokens
-      row.costNanos += theirs.costNanos
-      row.latencyMsSum += theirs.latencyMsSum
+      addCounts(row, theirs)
       theirs.latencyCounts.forEach((n, i) => (row.latencyCounts[i]! += n))
     }
   }
@@ -109,12 +109,7 @@ export class UsageTotals {
         days.set(id, { ...counts, date })
         continue
       }
-      day.requests += row.requests
-      day.errors += row.errors
-      day.promptTokens += row.promptTokens
-      day.completionTokens += row.completionTokens
-      day.costNanos += row.costNanos
-      day.latencyMsSum += row.latencyMsSum
+      addCounts(day, row)
     }
     return [...days.values()]
   }
