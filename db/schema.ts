@@ -144,3 +144,15 @@ export const keyTableVersion = sqliteTable('key_table_version', {
   id: integer('id').primaryKey(),
   version: integer('version').notNull().default(0),
 })
+
+/**
+ * One row whose `version` goes up with every config write (start, reload, SIGHUP, on any process),
+ * with the settings that are not rows of their own. Processes sharing the database compare it with
+ * the version their routing was built from, and rebuild from the stored config when it moved.
+ */
+export const configState = sqliteTable('config_state', {
+  id: integer('id').primaryKey(),
+  version: integer('version').notNull().default(0),
+  /** Where the config came from and the settings routing and usage take from it. */
+  settings: text('settings', { mode: 'json' }).$type<{ source: string; deadlineMs: number; minuteRetentionDays: number } | null>(),
+})

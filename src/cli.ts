@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util'
 import { KeyService } from './auth/key-service'
 import { keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
-import { readEnv } from './config/env'
+import { type GatewayEnv, readEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
 import { GatewayError, invalidRequest } from './errors'
 import { providerKinds } from './providers'
 import { formatUsd, nanosOfUsd } from './spend/price'
-import { openSqliteStores } from './storage/sqlite'
+import { localBase, openStores } from './gateway'
+import { foldSharedUsage } from './storage/redis'
 import type { Stores } from './storage/types'
 import { DAY_MS, utcDate } from './time'
 import { foldJournals } from './usage/recorder'
@@ -57,26 +58,35 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
 }
 
 /** The CLI opens the stores itself; on a database the server never started, it applies the config first. */
-async function openForCli(): Promise<Stores> {
-  const env = readEnv()
-  const stores = openSqliteStores(env.dbPath)
+async function openForCli(env: GatewayEnv): Promise<Stores> {
+  const stores = await openStores(env, `cli-${process.pid}`)
   try {
     if (await stores.config.isEmpty()) await stores.config.apply(loadGatewayConfig(env.configPath, providerKinds), Date.now(), () => {})
   } catch (error) {
-    stores.close()
+    await stores.close()
     throw error
   }
   return stores
 }
 
 /** Runs `use` on the opened stores, and closes them whatever happens. */
-async function withStores<T>(use: (stores: Stores) => Promise<T>): Promise<T> {
-  const stores = await openForCli()
+async function withStores<T>(use: (stores: Stores, env: GatewayEnv) => Promise<T>): Promise<T> {
+  const env = readEnv()
+  const stores = await openForCli(env)
   try {
-    return await use(stores)
+    return await use(stores, env)
   } finally {
-    stores.close()
+    await stores.close()
   }
+}
+
+/**
+ * Makes every request recorded so far readable: the shared usage stream (several instances), or
+ * every journal beside the database, the running servers' included. The report is then exact.
+ */
+function foldEverything(stores: Stores, env: GatewayEnv): Promise<void> {
+  if (env.redisUrl !== null) return foldSharedUsage(env.redisUrl, env.redisTimeoutMs, stores.usage)
+  return foldJournals(stores.usage, stores.journalBase ?? localBase(env))
 }
 
 /** The CLI authenticates nothing, so it keeps no key cache; servers see its changes by the key-table version. */
@@ -179,10 +189,9 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
   if (positionals[0] === 'usage' && positionals.length === 1) {
     const days = positiveInt('days', values.days, 366) ?? 1
     const now = Date.now()
-    const report = await withStores(async (stores) => {
+    const report = await withStores(async (stores, env) => {
       const keyId = values.key === undefined ? undefined : (await keysOf(stores).find(values.key)).id
-      // Every journal is folded first, the running servers' included: the report is exact.
-      const reports = new UsageReports(stores.usageReads, () => foldJournals(stores.usage, stores.journalBase))
+      const reports = new UsageReports(stores.usageReads, () => foldEverything(stores, env))
       return reports.report({ keyId, from: utcDate(now - (days - 1) * DAY_MS), to: utcDate(now) })
     })
     if (json) out(JSON.stringify(report))

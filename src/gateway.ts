@@ -1,9 +1,11 @@
+import { hostname } from 'node:os'
+import { dirname, join } from 'node:path'
 import pkg from '../package.json'
 import { KeyCache } from './auth/key-cache'
 import { KeyService } from './auth/key-service'
 import type { GatewayEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
-import type { GatewayConfig, ModelPrice } from './config/types'
+import type { ConfigSettings, GatewayConfig, ModelPrice, StoredConfig } from './config/types'
 import { providerKinds } from './providers'
 import { headerNames, type HeaderNames } from './http/headers'
 import type { Limiter } from './limits/limiter'
@@ -15,12 +17,14 @@ import { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
+import { openPostgresStores } from './storage/postgres'
+import { openSharedLimits, type SharedLimits } from './storage/redis'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
 import { builtInPrices } from './spend/price-table'
 import { DAY_MS } from './time'
 import { UsageJournal } from './usage/journal'
-import { UsageRecorder } from './usage/recorder'
+import { type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
 
 export const VERSION: string = pkg.version
@@ -30,7 +34,10 @@ export interface Gateway {
   env: GatewayEnv
   /** Where state is kept, behind its ports: never a raw database handle. */
   stores: Stores
-  config: GatewayConfig
+  /** The settings of the config in force (its source, deadline, rollup retention). */
+  settings: ConfigSettings
+  /** The stored config version the routing was built from. */
+  configVersion: number
   /** Swapped whole, never mutated: a request keeps the table it started with. */
   routing: RoutingTable
   /** The built-in price table (src/spend/price-table.json), checked at start. */
@@ -39,10 +46,13 @@ export interface Gateway {
   keyCache: KeyCache
   /** Creates, changes and revokes keys, keeping keyCache current. */
   keys: KeyService
+  /** Admits and settles requests: in memory (one process), or in Redis (several instances). */
   limiter: Limiter
+  /** Redis, when several instances share limits through it; null: limits in memory. */
+  shared: SharedLimits | null
   circuits: CircuitBreakers
-  /** Usage, write side. */
-  usage: UsageRecorder
+  /** Moves recorded usage into the store: this process's journal, or the instances' shared usage stream. */
+  usage: UsagePipeline
   /** Usage, read side: reports and series, everything recorded so far included. */
   reports: UsageReports
   headers: HeaderNames
@@ -66,28 +76,22 @@ export interface GatewayOptions {
   now?: () => number
 }
 
+/** Builds the routing table from a stored config; names every unpriced target. */
+function routingOf(stored: StoredConfig, env: GatewayEnv, prices: ReadonlyMap<string, ModelPrice>): RoutingTable {
+  return buildRoutingTable(
+    stored.routing,
+    stored.settings.deadlineMs,
+    { env: env.vars, bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes } },
+    prices,
+  )
+}
+
 /**
  * Writes the config into the store and builds the routing table from the result, in one
  * transaction: if the table cannot be built, the store is left as it was.
  */
-async function applyConfig(
-  stores: Stores,
-  config: GatewayConfig,
-  env: GatewayEnv,
-  prices: ReadonlyMap<string, ModelPrice>,
-  log: Logger,
-  now: number,
-): Promise<RoutingTable> {
-  const routing = await stores.config.apply(config, now, (stored) =>
-    buildRoutingTable(
-      stored,
-      config.routing.deadlineMs,
-      { env: env.vars, bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes } },
-      prices,
-    ),
-  )
-  warnUnpriced(routing, log)
-  return routing
+function applyConfig(stores: Stores, config: GatewayConfig, env: GatewayEnv, prices: ReadonlyMap<string, ModelPrice>, now: number) {
+  return stores.config.apply(config, now, (stored) => ({ stored, routing: routingOf(stored, env, prices) }))
 }
 
 /** Names every target without a price: its spend is counted as 0 and keys with a budget skip it. */
@@ -102,46 +106,95 @@ function warnUnpriced(routing: RoutingTable, log: Logger): void {
   }
 }
 
+/** Puts a routing table in force: requests in flight finish on the one they started with. */
+function useRouting(gateway: Gateway, stored: StoredConfig, routing: RoutingTable): void {
+  gateway.settings = stored.settings
+  gateway.configVersion = stored.version
+  gateway.routing = routing
+  gateway.circuits.retain(new Set([...routing.aliases.values()].flatMap((alias) => alias.targets.map(targetKey))))
+}
+
 /**
  * Re-reads the config file and swaps routing atomically: requests in flight finish on the table
- * they started with. A bad file throws a GatewayError naming the field, and nothing changes.
+ * they started with. A bad file throws a GatewayError naming the field, and nothing changes. Other
+ * processes on the same database follow within a second (see watchStores).
  */
 export async function reloadConfig(gateway: Gateway): Promise<{ source: string; tiers: number; upstreams: number; aliases: number }> {
   const config = loadGatewayConfig(gateway.env.configPath, providerKinds)
-  const routing = await applyConfig(gateway.stores, config, gateway.env, gateway.prices, gateway.log, gateway.now())
-  gateway.config = config
-  gateway.routing = routing
-  gateway.circuits.retain(new Set([...routing.aliases.values()].flatMap((alias) => alias.targets.map(targetKey))))
+  const { stored, routing } = await applyConfig(gateway.stores, config, gateway.env, gateway.prices, gateway.now())
+  warnUnpriced(routing, gateway.log)
+  useRouting(gateway, stored, routing)
   const result = { source: config.source, tiers: routing.tiers.size, upstreams: routing.upstreams.length, aliases: routing.aliases.size }
   gateway.log.info(result, 'config reloaded')
   return result
 }
 
+/** Follows a config another process wrote (a reload elsewhere): rebuilds routing from the store when its version moved. */
+async function followConfig(gateway: Gateway): Promise<void> {
+  if ((await gateway.stores.config.version()) === gateway.configVersion) return
+  const stored = await gateway.stores.config.read()
+  if (stored === null || stored.version === gateway.configVersion) return
+  useRouting(gateway, stored, routingOf(stored, gateway.env, gateway.prices))
+  gateway.log.info({ source: stored.settings.source, version: stored.version }, 'config changed by another process: routing rebuilt from the database')
+}
+
+/** Opens the database the environment names: Postgres with DATABASE_URL, else the SQLite file. */
+export async function openStores(env: GatewayEnv, instanceId: string): Promise<Stores> {
+  if (env.databaseUrl === null) return openSqliteStores(env.dbPath)
+  return openPostgresStores(env.databaseUrl, { applicationName: `chatgate ${instanceId}`, poolSize: env.pgPoolSize })
+}
+
+/** Where a process keeps files of its own beside a database that is not a local file: GATEWAY_DB's folder. */
+export const localBase = (env: GatewayEnv): string | null => (env.dbPath === ':memory:' ? null : join(dirname(env.dbPath), 'chatgate'))
+
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds)
   const prices = builtInPrices()
-  const stores = openSqliteStores(env.dbPath)
+  // The pid first: Postgres cuts application names at 63 characters, and a long host name goes last.
+  const instanceId = `${process.pid}-${crypto.randomUUID().slice(0, 6)}-${hostname()}`
+  const stores = await openStores(env, instanceId)
+  let shared: SharedLimits | null = null
   try {
-    const routing = await applyConfig(stores, config, env, prices, log, now())
+    const { stored, routing } = await applyConfig(stores, config, env, prices, now())
+    warnUnpriced(routing, log)
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
     // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
     const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })
     const keyCache = await KeyCache.load(stores.keys, () => metrics.keyCacheReloads.inc())
-    const journal = stores.journalBase === null ? null : UsageJournal.create(stores.journalBase)
-    const usage = await UsageRecorder.open(stores.usage, journal, stores.journalBase)
+    let limiter: Limiter
+    let usage: UsagePipeline
+    if (env.redisUrl !== null) {
+      shared = await openSharedLimits({
+        url: env.redisUrl,
+        timeoutMs: env.redisTimeoutMs,
+        instanceId,
+        baseline: stores.quotaBaseline,
+        usageStore: stores.usage,
+        localBase: localBase(env),
+        log,
+      })
+      limiter = shared.limiter
+      usage = shared.usage
+    } else {
+      const base = stores.journalBase ?? localBase(env)
+      const recorder = await UsageRecorder.open(stores.usage, base === null ? null : UsageJournal.create(base), base)
+      limiter = new MemoryLimiter(stores.quotaBaseline, recorder)
+      usage = recorder
+    }
     const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
-    const limiter = new MemoryLimiter(stores.quotaBaseline)
     const headers = headerNames(env.headerBrand)
     const gateway: Gateway = {
       env,
       stores,
-      config,
+      settings: stored.settings,
+      configVersion: stored.version,
       routing,
       prices,
       keyCache,
       keys: new KeyService(stores.keys, keyCache, now),
       limiter,
+      shared,
       circuits,
       usage,
       reports: new UsageReports(stores.usageReads, () => usage.fold()),
@@ -149,22 +202,68 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       log,
       metrics,
       observer,
-      serving: { routing: () => gateway.routing, limiter, usage, circuits, now, headers, metrics, log, observer },
+      serving: { routing: () => gateway.routing, limiter, circuits, now, headers, metrics, log, observer },
       now,
       holdConnection: () => {},
     }
     return gateway
   } catch (error) {
-    stores.close()
+    await shared?.close()
+    await stores.close()
     throw error
   }
 }
 
+/**
+ * Keeps this process in step with what other processes write to the shared database: keys (a
+ * revocation) and the config (a reload). Announcements (Postgres NOTIFY) apply them at once; a poll
+ * every `intervalMs` bounds the delay when an announcement is lost or the database has none.
+ * Returns a stop function.
+ */
+export function watchStores(gateway: Gateway, intervalMs = 250): () => void {
+  const { log } = gateway
+  let lastError = 0
+  const failed = (what: string) => (error: unknown) => {
+    // An outage must not flood the log: one line a second at most.
+    if (performance.now() - lastError < 1000) return
+    lastError = performance.now()
+    log.error({ reason: (error as Error).message }, `reading ${what} changed by other processes failed; retried shortly`)
+  }
+  const keys = () => void gateway.keyCache.reloadIfChanged().catch(failed('keys'))
+  let following: Promise<void> | null = null
+  const config = () => {
+    following ??= followConfig(gateway)
+      .catch(failed('the config'))
+      .finally(() => (following = null))
+  }
+  const timer = setInterval(() => {
+    keys()
+    config()
+  }, intervalMs)
+  timer.unref()
+  if (gateway.env.pgListen && gateway.stores.changes) {
+    gateway.stores.changes.listen((change) => (change === 'keys' ? keys() : config())).catch(failed('announcements'))
+  }
+  return () => clearInterval(timer)
+}
+
+/** Starts what runs in the background: the usage pipeline, and with Redis the lease renewals. */
+export function startBackground(gateway: Gateway): void {
+  gateway.shared?.limiter.start()
+  gateway.usage.start((error) =>
+    gateway.log.error({ reason: (error as Error).message }, 'folding usage into the database failed; it waits (journal or Redis) and is retried in a second'),
+  )
+}
+
 /** Stops background work, folds the last usage, and closes the stores. */
 export async function closeGateway(gateway: Gateway): Promise<void> {
-  gateway.keyCache.stop()
-  await gateway.usage.stop()
-  gateway.stores.close()
+  try {
+    await gateway.shared?.limiter.stop()
+    await gateway.usage.stop()
+  } finally {
+    await gateway.shared?.close()
+    await gateway.stores.close()
+  }
 }
 
 /** When the store has no key at all, creates one on the first tier so that the first request works. */
@@ -176,7 +275,7 @@ export async function ensureFirstKey(gateway: Gateway): Promise<string | null> {
 /** Prunes minute rollups past the configured retention now and every 10 minutes; returns a stop function. */
 export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () => void {
   const prune = () =>
-    gateway.stores.usage.pruneMinutes(gateway.now() - gateway.config.usage.minuteRetentionDays * DAY_MS).then(
+    gateway.stores.usage.pruneMinutes(gateway.now() - gateway.settings.minuteRetentionDays * DAY_MS).then(
       (removed) => {
         if (removed > 0) gateway.log.debug({ removed }, 'pruned minute rollups')
       },
@@ -186,4 +285,27 @@ export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () =
   const timer = setInterval(() => void prune(), intervalMs)
   timer.unref()
   return () => clearInterval(timer)
+}
+
+export interface Health {
+  ok: boolean
+  database: string
+  /** "in memory", or Redis's state when several instances share limits. */
+  limiter: string
+}
+
+/**
+ * What /health reports. Not ok (503) when requests cannot be served: Redis away (every request
+ * needs it), or a SQLite database that cannot be used. Postgres away is reported but stays ok: known
+ * keys are still served and usage waits in Redis, so a load balancer should keep sending traffic.
+ */
+export async function checkHealth(gateway: Gateway): Promise<Health> {
+  const state = (ping: Promise<void>) =>
+    ping.then(
+      () => 'ok',
+      (error: unknown) => `unavailable: ${(error as Error).message}`,
+    )
+  const [database, limiter] = await Promise.all([state(gateway.stores.ping()), gateway.shared ? state(gateway.shared.ping()) : 'in memory'])
+  const databaseDown = database !== 'ok' && (gateway.stores.backend === 'sqlite' || gateway.shared === null)
+  return { ok: !databaseDown && !limiter.startsWith('unavailable'), database, limiter }
 }

@@ -1,7 +1,7 @@
 import './production'
 import { createApp } from './app'
 import { readEnv } from './config/env'
-import { closeGateway, createGateway, ensureFirstKey, reloadConfig, startRollupPruning, VERSION } from './gateway'
+import { closeGateway, createGateway, ensureFirstKey, reloadConfig, startBackground, startRollupPruning, VERSION, watchStores } from './gateway'
 import { GatewayError } from './errors'
 import { createLogger } from './log'
 
@@ -12,8 +12,8 @@ async function main(): Promise<void> {
   const gateway = await createGateway({ env, log })
   const firstKey = await ensureFirstKey(gateway)
   const app = await createApp(gateway)
-  gateway.keyCache.watch(250, (error) => log.error({ err: error }, 'reading keys changed by other processes failed; retried shortly'))
-  gateway.usage.start((error) => log.error({ err: error }, 'folding usage into the database failed; it stays in the journal and is retried in a second'))
+  const stopWatching = watchStores(gateway)
+  startBackground(gateway)
   const stopPruning = startRollupPruning(gateway)
 
   const server = Bun.serve({
@@ -32,7 +32,15 @@ async function main(): Promise<void> {
   gateway.holdConnection = (request) => server.timeout(request, 0)
 
   log.info(
-    { version: VERSION, port: server.port, host: env.host, database: env.dbPath, config: gateway.config.source },
+    {
+      version: VERSION,
+      port: server.port,
+      host: env.host,
+      // Never the URLs: they may carry credentials.
+      database: env.databaseUrl === null ? env.dbPath : 'postgres (DATABASE_URL)',
+      limits: env.redisUrl === null ? 'in memory' : 'redis (REDIS_URL)',
+      config: gateway.settings.source,
+    },
     `chatgate ${VERSION} listening on http://${env.host}:${server.port}`,
   )
   // The start is announced at once, not at the next periodic flush.
@@ -47,6 +55,7 @@ async function main(): Promise<void> {
     stopping = true
     log.info({ signal }, 'draining in-flight requests')
     stopPruning()
+    stopWatching()
     const forced = setTimeout(() => {
       log.warn('drain took over 30 s; closing remaining connections')
       void server.stop(true)

@@ -43,7 +43,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     )
     await Promise.all(writes)
     await recorder.stop()
-    stores.close()
+    await stores.close()
 
     gateway = await spawnGateway({ GATEWAY_DB: dbPath, GATEWAY_ADMIN_KEY: ADMIN_KEY })
     browser = await chromium.launch({

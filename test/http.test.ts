@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { KeyService } from '../src/auth/key-service'
+import { watchStores } from '../src/gateway'
 import { openSqliteStores } from '../src/storage/sqlite'
 import { chatBody, inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
 import { waitFor } from './support/wait'
@@ -367,17 +368,17 @@ describe('key lifecycle', () => {
     using dir = tempDir()
     const dbPath = `${dir.path}/gateway.sqlite`
     const gw = await inProcessGateway({ env: { GATEWAY_DB: dbPath } })
-    gw.gateway.keyCache.watch(100)
+    const stopWatching = watchStores(gw.gateway, 100)
     try {
       const call = () => gw.request('/v1/chat/completions', json(chatBody(), { 'x-api-key': gw.key }))
       expect((await call()).status).toBe(200)
       const other = openSqliteStores(dbPath)
       await new KeyService(other.keys, null).revoke(gw.key.slice(0, 12))
-      other.close()
+      await other.close()
       await waitFor(async () => (await call()).status === 401, 'the key revoked by another process to be refused')
     } finally {
-      gw.gateway.keyCache.stop()
-      gw.close()
+      stopWatching()
+      await gw.close()
     }
   })
 

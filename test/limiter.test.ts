@@ -2,6 +2,20 @@ import { statusOf } from '../src/http/errors'
 import { describe, expect, test } from 'bun:test'
 import type { KeyLimits } from '../src/limits/limiter'
 import { MemoryLimiter } from '../src/limits/memory'
+import type { UsageEntry } from '../src/usage/entry'
+
+/** A request that ended at `at` having used `tokens` (all of them completion tokens). */
+const ended = (tokens: number, at: number): UsageEntry => ({
+  keyId: 'k',
+  alias: 'local/echo',
+  upstream: 'local',
+  error: false,
+  promptTokens: 0,
+  completionTokens: tokens,
+  costNanos: 0,
+  latencyMs: 1,
+  at,
+})
 
 const limits = (requestsPerMinute: number, maxConcurrent = 1000): KeyLimits => ({
   requestsPerMinute,
@@ -67,8 +81,8 @@ describe('sliding-window request limit', () => {
     expect(third.ok).toBe(false)
     if (!third.ok) expect(third.error).toMatchObject({ code: 'concurrency_limit_exceeded', details: { retryAfterSeconds: 1 } })
     if (first.ok) {
-      await first.release(0, 0)
-      await first.release(0, 0)
+      await first.settle(ended(0, 0))
+      await first.settle(ended(0, 0))
     }
     expect((await limiter.admit('k', limits(100, 2), 0)).ok).toBe(true)
     expect((await limiter.admit('k', limits(100, 2), 0)).ok).toBe(false)
@@ -83,11 +97,11 @@ describe('tokens per minute', () => {
     const first = await limiter.admit('k', tpm(100), 0)
     expect(first.ok).toBe(true)
     expect(first.state.tokensRemaining).toBe(100)
-    if (first.ok) await first.release(60, 1_000)
+    if (first.ok) await first.settle(ended(60, 1_000))
     // 60 used: still under the limit, so admitted (a request is only refused once the key is over).
     const second = await limiter.admit('k', tpm(100), 2_000)
     expect(second.state.tokensRemaining).toBe(40)
-    if (second.ok) await second.release(50, 5_000)
+    if (second.ok) await second.settle(ended(50, 5_000))
     const refused = await limiter.admit('k', tpm(100), 10_000)
     expect(refused.ok).toBe(false)
     if (!refused.ok) {
@@ -108,6 +122,7 @@ describe('quotas', () => {
     const limiter = new MemoryLimiter({
       dayUsage: async (_key: string, d: string) => ({ requests: d === '2026-11-22' ? 8 : 0, costNanos: 0 }),
       monthUsage: async () => ({ tokens: 0, costNanos: 0 }),
+      allKeys: async () => new Map(),
     })
     expect((await limiter.admit('k', quota(10, null), day)).ok).toBe(true)
     expect((await limiter.admit('k', quota(10, null), day)).ok).toBe(true)
@@ -125,9 +140,10 @@ describe('quotas', () => {
     const limiter = new MemoryLimiter({
       dayUsage: async () => ({ requests: 0, costNanos: 0 }),
       monthUsage: async (_key: string, first: string) => ({ tokens: first === '2026-11-01' ? 990 : 0, costNanos: 0 }),
+      allKeys: async () => new Map(),
     })
     const admitted = await limiter.admit('k', quota(null, 1000), day)
-    if (admitted.ok) await admitted.release(20, day)
+    if (admitted.ok) await admitted.settle(ended(20, day))
     const refused = await limiter.admit('k', quota(null, 1000), day + 1000)
     expect(refused.ok).toBe(false)
     if (!refused.ok) {
@@ -142,12 +158,12 @@ test('idle keys are evicted, so memory is bounded by recently active keys', asyn
   const limiter = new MemoryLimiter()
   for (let i = 0; i < 1000; i++) {
     const admission = await limiter.admit(`key-${i}`, limits(10), 0)
-    if (admission.ok) await admission.release(5, 0)
+    if (admission.ok) await admission.settle(ended(5, 0))
   }
   const busy = await limiter.admit('busy', limits(10), 0)
   expect(limiter.size).toBe(1001)
   // Three minutes later, the next admission sweeps every idle key; one with a request in flight stays.
   await limiter.admit('fresh', limits(10), 180_000)
   expect(limiter.size).toBe(2)
-  if (busy.ok) await busy.release(0, 180_000)
+  if (busy.ok) await busy.settle(ended(0, 180_000))
 })

@@ -5,8 +5,8 @@ import type { KeyRecord, KeyStore } from './keys'
  * without waiting on anything. A key this cache does not hold costs one cheap check, whether any
  * process changed the key table since the cache loaded it (one check at a time, shared by every
  * unknown key meanwhile), and a reload only when one did: a key created anywhere works on its very
- * first request, and a flood of made-up keys causes no reload and holds no memory. A poll makes
- * revocations by other processes take effect within its interval.
+ * first request, and a flood of made-up keys causes no reload and holds no memory. Revocations by
+ * other processes take effect when the gateway's watch (gateway.ts, watchStores) next checks.
  */
 export class KeyCache {
   private byHash = new Map<string, KeyRecord>()
@@ -15,7 +15,6 @@ export class KeyCache {
   private checking: Promise<boolean> | null = null
   /** Records put while a reload reads the store: applied over what it read, which may predate them. */
   private putDuringReload: KeyRecord[] | null = null
-  private timer: Timer | null = null
 
   private constructor(
     private readonly store: KeyStore,
@@ -71,16 +70,5 @@ export class KeyCache {
       this.putDuringReload = null
     }
     this.onReload()
-  }
-
-  /** Polls for changes by other processes, so their revocations apply within `intervalMs`. */
-  watch(intervalMs = 250, onError: (error: unknown) => void = () => {}): void {
-    this.timer ??= setInterval(() => void this.reloadIfChanged().catch(onError), intervalMs)
-    this.timer.unref()
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = null
   }
 }

@@ -24,6 +24,16 @@ export interface GatewayEnv {
   maxUpstreamBodyBytes: number
   metricsKey: string | null
   logBodies: boolean
+  /** Postgres for keys, config and usage, shared by several instances; null: SQLite (GATEWAY_DB). */
+  databaseUrl: string | null
+  /** Redis for limits, budgets and the usage stream, shared by several instances; null: in memory. */
+  redisUrl: string | null
+  /** The longest one Redis call may take before the request is refused with 503. */
+  redisTimeoutMs: number
+  /** Connections each instance keeps to Postgres. */
+  pgPoolSize: number
+  /** Whether to LISTEN for other instances' writes (off behind poolers that cannot, e.g. PgBouncer in transaction mode). */
+  pgListen: boolean
   /** The whole environment, for upstream secrets named by `api_key_env`. */
   vars: Readonly<Record<string, string | undefined>>
 }
@@ -48,6 +58,20 @@ function secretVar(vars: Record<string, string | undefined>, name: string): stri
   return raw
 }
 
+/** A connection URL with one of the given schemes; its credentials never appear in the error. */
+function urlVar(vars: Record<string, string | undefined>, name: string, schemes: string[]): string | null {
+  const raw = vars[name]
+  if (raw === undefined || raw === '') return null
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw invalid(name, `expected a URL like ${schemes[0]}//host:port/..., got something else`)
+  }
+  if (!schemes.includes(url.protocol)) throw invalid(name, `expected a ${schemes.map((s) => `${s}//`).join(' or ')} URL, got ${url.protocol}//`)
+  return raw
+}
+
 export function readEnv(vars: Record<string, string | undefined> = process.env): GatewayEnv {
   const logLevel = vars.LOG_LEVEL || 'info'
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
@@ -63,6 +87,14 @@ export function readEnv(vars: Record<string, string | undefined> = process.env):
   let configPath: string | null = vars.GATEWAY_CONFIG || null
   if (configPath === null && existsSync(DEFAULT_CONFIG_FILE)) configPath = DEFAULT_CONFIG_FILE
   if (configPath !== null && !existsSync(configPath)) throw invalid('GATEWAY_CONFIG', `file not found: ${configPath}`)
+
+  const databaseUrl = urlVar(vars, 'DATABASE_URL', ['postgres:', 'postgresql:'])
+  const redisUrl = urlVar(vars, 'REDIS_URL', ['redis:', 'rediss:'])
+  if (redisUrl !== null && databaseUrl === null) {
+    throw invalid('REDIS_URL', 'several instances share their keys, config and usage in Postgres: set DATABASE_URL too')
+  }
+  const pgListen = vars.GATEWAY_PG_LISTEN || '1'
+  if (pgListen !== '0' && pgListen !== '1') throw invalid('GATEWAY_PG_LISTEN', `expected 0 or 1, got "${pgListen}"`)
 
   return {
     port: integerVar(vars, 'PORT', 8080, 0, 65535),
@@ -80,6 +112,11 @@ export function readEnv(vars: Record<string, string | undefined> = process.env):
     maxUpstreamBodyBytes: integerVar(vars, 'GATEWAY_MAX_UPSTREAM_BODY_BYTES', 33_554_432, 1024, 1_073_741_824),
     metricsKey: secretVar(vars, 'GATEWAY_METRICS_KEY'),
     logBodies: logBodies === '1',
+    databaseUrl,
+    redisUrl,
+    redisTimeoutMs: integerVar(vars, 'GATEWAY_REDIS_TIMEOUT_MS', 500, 10, 10_000),
+    pgPoolSize: integerVar(vars, 'GATEWAY_PG_POOL_SIZE', 10, 1, 100),
+    pgListen: pgListen === '1',
     vars,
   }
 }

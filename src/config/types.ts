@@ -87,6 +87,22 @@ export interface StoredRouting {
   aliases: (AliasSettings & { createdAt: number })[]
 }
 
+/** What a config sets besides its rows: kept with it, so processes rebuilding from the store agree. */
+export interface ConfigSettings {
+  /** Where it came from, for messages: a file path or "built-in defaults". */
+  source: string
+  deadlineMs: number
+  minuteRetentionDays: number
+}
+
+/** The config as one store holds it, at one version of it. */
+export interface StoredConfig {
+  routing: StoredRouting
+  settings: ConfigSettings
+  /** Goes up with every write of the config, by any process. */
+  version: number
+}
+
 /** Where the config is kept, so that every process on one database routes alike. */
 export interface ConfigStore {
   /**
@@ -94,7 +110,18 @@ export interface ConfigStore {
    * what routing is built from, in one transaction; `build` runs inside it, so if it throws,
    * nothing changes. Refuses to drop a tier that keys still use.
    */
-  apply<T>(config: GatewayConfig, now: number, build: (stored: StoredRouting) => T): Promise<T>
+  apply<T>(config: GatewayConfig, now: number, build: (stored: StoredConfig) => T): Promise<T>
+  /** The config version: cheap, for processes that watch for writes by others. */
+  version(): Promise<number>
+  /** The stored config, as another process last wrote it; null when none was ever written. */
+  read(): Promise<StoredConfig | null>
   /** Whether no config was ever written (a database no server has started on). */
   isEmpty(): Promise<boolean>
 }
+
+/** The settings a config file stores beside its rows. */
+export const settingsOf = (config: GatewayConfig): ConfigSettings => ({
+  source: config.source,
+  deadlineMs: config.routing.deadlineMs,
+  minuteRetentionDays: config.usage.minuteRetentionDays,
+})

@@ -1,4 +1,5 @@
 import type { GatewayError } from '../errors'
+import type { UsageEntry } from '../usage/entry'
 
 /** The limits in force for one key: its tier's, with the key's own overrides applied. */
 export interface KeyLimits {
@@ -28,15 +29,24 @@ export type Admission =
       ok: true
       state: LimitState
       /**
-       * Ends the request at `at`: frees its concurrency slot, drops its reservation and charges the
-       * tokens and the cost (nano-dollars) it really used. Idempotent.
+       * Ends the request: frees its concurrency slot, drops its reservation, charges the tokens and
+       * the cost it really used, and records its usage entry. Resolves once the entry is durable;
+       * await it before the response ends. Exactly once: a second call is a no-op.
        */
-      release(tokens: number, at: number, costNanos?: number): Promise<void>
+      settle(entry: UsageEntry): Promise<void>
     }
   | { ok: false; state: LimitState; error: GatewayError; reason: RefusalReason }
 
 /** Which limit refused a request (the `reason` label of the refusal metric). */
 export type RefusalReason = 'requests' | 'tokens' | 'concurrency' | 'quota' | 'budget'
+
+/** One key's persisted usage in the current day and month: where its quotas and budgets stand. */
+export interface PeriodUsage {
+  requestsToday: number
+  costToday: number
+  tokensThisMonth: number
+  costThisMonth: number
+}
 
 /** Where quotas and budgets start from when a key is first seen in a period: the persisted usage counters. */
 export interface QuotaBaseline {
@@ -44,11 +54,13 @@ export interface QuotaBaseline {
   dayUsage(keyId: string, day: string): Promise<{ requests: number; costNanos: number }>
   /** Tokens and spend of the key from `firstDay` (the 1st of a month) on. */
   monthUsage(keyId: string, firstDay: string): Promise<{ tokens: number; costNanos: number }>
+  /** Every key's usage on `day` and from `firstDay` on: for seeding a shared limiter that lost its counters. */
+  allKeys(day: string, firstDay: string): Promise<Map<string, PeriodUsage>>
 }
 
 /**
- * The one limiter interface. The in-memory implementation (memory.ts) is exact for one process; a
- * shared store (Redis) implements the same interface without the serving pipeline changing.
+ * The one limiter interface. The in-memory implementation (memory.ts) is exact for one process; the
+ * Redis one (storage/redis) is exact across instances, behind the same interface.
  */
 export interface Limiter {
   /** The key's state as this process knows it, counting nothing (for responses refused before admission). */

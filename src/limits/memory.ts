@@ -1,15 +1,15 @@
-import { type GatewayError, rateLimited } from '../errors'
-import { formatUsd } from '../spend/price'
 import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
-import type { Admission, KeyLimits, Limiter, LimitState, QuotaBaseline, RefusalReason } from './limiter'
+import type { UsageSink } from '../usage/recorder'
+import type { Admission, KeyLimits, Limiter, LimitState, QuotaBaseline } from './limiter'
+import { type LimitHit, refusalFor } from './refusals'
 
 const WINDOW_MS = MINUTE_MS
 /** Keys with nothing in their window and nothing in flight are dropped after this long. */
 const IDLE_EVICT_MS = 2 * WINDOW_MS
 
 const ceilSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
-/** A release in memory is done at once: one settled promise serves them all. */
-const RELEASED: Promise<void> = Promise.resolve()
+/** A settle with nothing to record is done at once: one settled promise serves them all. */
+const SETTLED: Promise<void> = Promise.resolve()
 
 /**
  * Amounts counted in the last minute with their times, oldest first, in a growable ring (a sliding
@@ -98,10 +98,6 @@ interface KeyState {
   loading: Promise<void> | null
 }
 
-const refusal = (code: string, message: string, retryAfterSeconds: number) => rateLimited(message, { code, retryAfterSeconds })
-const budgetExceeded = (period: string, budgetNanos: number, resets: string, wait: number) =>
-  refusal('budget_exceeded', `${period} budget of $${formatUsd(budgetNanos)} spent. It resets ${resets}, in ${wait} s.`, wait)
-
 /**
  * Exact limits for one process. Requests per minute and tokens per minute are sliding logs: no 60 s
  * span ever holds more than the limit, so there is no 2x burst at a window boundary as with fixed
@@ -114,7 +110,11 @@ export class MemoryLimiter implements Limiter {
   private lastSweep = 0
   private readonly days = new UtcDays()
 
-  constructor(private readonly baseline: QuotaBaseline | null = null) {}
+  constructor(
+    private readonly baseline: QuotaBaseline | null = null,
+    /** Where settled requests' usage goes (the journaled recorder); null: counted nowhere (tests of limits alone). */
+    private readonly usage: UsageSink | null = null,
+  ) {}
 
   /** How many keys are held in memory (for tests of eviction and for metrics). */
   get size(): number {
@@ -223,75 +223,45 @@ export class MemoryLimiter implements Limiter {
   private decide(state: KeyState, limits: KeyLimits, now: number, reserveNanos: number): Admission {
     state.requests.advance(now)
     state.tokens.advance(now)
-    const refuse = (reason: RefusalReason, error: GatewayError): Admission => ({ ok: false, state: this.stateOf(state, limits, now), error, reason })
+    const hit = (limit: LimitHit, waitMs: number): Admission => ({ ok: false, state: this.stateOf(state, limits, now), ...refusalFor(limit, limits, waitMs) })
 
-    if (limits.dailyRequestQuota !== null && state.requestsToday >= limits.dailyRequestQuota) {
-      const wait = ceilSeconds(msUntilNextDay(now))
-      return refuse(
-        'quota',
-        refusal('quota_exceeded', `Daily request quota of ${limits.dailyRequestQuota} reached. It resets at 00:00 UTC, in ${wait} s.`, wait),
-      )
-    }
-    if (limits.monthlyTokenQuota !== null && state.tokensThisMonth >= limits.monthlyTokenQuota) {
-      const wait = ceilSeconds(msUntilNextMonth(now))
-      return refuse(
-        'quota',
-        refusal('quota_exceeded', `Monthly token quota of ${limits.monthlyTokenQuota} reached. It resets on the 1st at 00:00 UTC, in ${wait} s.`, wait),
-      )
-    }
-    if (limits.dailyBudgetNanos !== null && state.spentToday + state.reserved >= limits.dailyBudgetNanos) {
-      const wait = ceilSeconds(msUntilNextDay(now))
-      return refuse('budget', budgetExceeded('Daily', limits.dailyBudgetNanos, 'at 00:00 UTC', wait))
-    }
+    if (limits.dailyRequestQuota !== null && state.requestsToday >= limits.dailyRequestQuota) return hit('quota_day', msUntilNextDay(now))
+    if (limits.monthlyTokenQuota !== null && state.tokensThisMonth >= limits.monthlyTokenQuota) return hit('quota_month', msUntilNextMonth(now))
+    if (limits.dailyBudgetNanos !== null && state.spentToday + state.reserved >= limits.dailyBudgetNanos) return hit('budget_day', msUntilNextDay(now))
     if (limits.monthlyBudgetNanos !== null && state.spentThisMonth + state.reserved >= limits.monthlyBudgetNanos) {
-      const wait = ceilSeconds(msUntilNextMonth(now))
-      return refuse('budget', budgetExceeded('Monthly', limits.monthlyBudgetNanos, 'on the 1st at 00:00 UTC', wait))
+      return hit('budget_month', msUntilNextMonth(now))
     }
-    if (state.requests.total >= limits.requestsPerMinute) {
-      const wait = ceilSeconds(state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
-      return refuse(
-        'requests',
-        refusal('rate_limit_exceeded', `Rate limit reached: ${limits.requestsPerMinute} requests per minute. Try again in ${wait} s.`, wait),
-      )
-    }
-    if (state.tokens.total >= limits.tokensPerMinute) {
-      // Tokens are charged after each response with its real usage; once over, the key waits until
-      // enough of the last minute's usage has left the window.
-      const wait = ceilSeconds(state.tokens.msUntilTotalAtMost(limits.tokensPerMinute - 1, now))
-      return refuse(
-        'tokens',
-        refusal('rate_limit_exceeded', `Token rate limit reached: ${limits.tokensPerMinute} tokens per minute. Try again in ${wait} s.`, wait),
-      )
-    }
-    if (state.inFlight >= limits.maxConcurrent) {
-      return refuse('concurrency', refusal('concurrency_limit_exceeded', `Concurrency limit reached: ${limits.maxConcurrent} requests in flight.`, 1))
-    }
+    if (state.requests.total >= limits.requestsPerMinute) return hit('requests', state.requests.msUntilTotalAtMost(limits.requestsPerMinute - 1, now))
+    // Tokens are charged after each response with its real usage; once over, the key waits until
+    // enough of the last minute's usage has left the window.
+    if (state.tokens.total >= limits.tokensPerMinute) return hit('tokens', state.tokens.msUntilTotalAtMost(limits.tokensPerMinute - 1, now))
+    if (state.inFlight >= limits.maxConcurrent) return hit('concurrency', 1000)
 
     state.requests.push(now, 1)
     state.requestsToday++
     state.inFlight++
     state.reserved += reserveNanos
-    let released = false
+    let settled = false
     return {
       ok: true,
       state: this.stateOf(state, limits, now),
-      release: (tokens, at, costNanos = 0) => {
-        if (!released) {
-          released = true
-          state.inFlight--
-          state.reserved -= reserveNanos
-          if (tokens > 0) {
-            state.tokens.push(at, tokens)
-            state.tokensThisMonth += tokens
-          }
-          if (costNanos > 0) {
-            // Charged to the period it ended in; a period the key has not reached yet starts from the store.
-            const day = this.days.of(at)
-            if (day === state.day) state.spentToday += costNanos
-            if (day.slice(0, 7) === state.month) state.spentThisMonth += costNanos
-          }
+      settle: (entry) => {
+        if (settled) return SETTLED
+        settled = true
+        state.inFlight--
+        state.reserved -= reserveNanos
+        const tokens = entry.promptTokens + entry.completionTokens
+        if (tokens > 0) {
+          state.tokens.push(entry.at, tokens)
+          state.tokensThisMonth += tokens
         }
-        return RELEASED
+        if (entry.costNanos > 0) {
+          // Charged to the period it ended in; a period the key has not reached yet starts from the store.
+          const day = this.days.of(entry.at)
+          if (day === state.day) state.spentToday += entry.costNanos
+          if (day.slice(0, 7) === state.month) state.spentThisMonth += entry.costNanos
+        }
+        return this.usage?.record(entry) ?? SETTLED
       },
     }
   }

@@ -13,7 +13,6 @@ import { type Alias, resolveAlias, type RoutingTable, type Target } from '../rou
 import { estimateNanos } from '../spend/estimate'
 import { costNanos, formatUsd } from '../spend/price'
 import { NO_UPSTREAM } from '../usage/entry'
-import type { UsageSink } from '../usage/recorder'
 import type { Usage } from '../wire/openai/types'
 import type { EventStream, Exchange, StreamSide } from './exchange'
 
@@ -21,8 +20,8 @@ import type { EventStream, Exchange, StreamSide } from './exchange'
 export interface ServeDeps {
   /** The routing table in force (a reload swaps it; a request keeps the one it started with). */
   routing(): RoutingTable
+  /** Admits requests, and settles them: frees their slots, charges them and records their usage. */
   limiter: Limiter
-  usage: UsageSink
   circuits: CircuitBreakers
   now: () => number
   headers: HeaderNames
@@ -136,17 +135,15 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
 
   let lastTarget: Target | undefined
   let upstreamStart: number | undefined
-  // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens
-  // charged. The promise resolves once the usage is durable: await it before the response ends.
+  // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens and
+  // cost charged. The promise resolves once the usage is durable: await it before the response ends.
   const settle = async (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
     metrics.inFlight.value--
     if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
     const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
     const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
     const cost = (record.costNanos = costOf(target, usage))
-    const at = deps.now()
-    await admission.release(promptTokens + completionTokens, at, cost)
-    return deps.usage.record({
+    return admission.settle({
       keyId: caller.key.id,
       alias: alias.name,
       upstream: target?.upstream.name ?? NO_UPSTREAM,
@@ -155,7 +152,7 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
       completionTokens,
       costNanos: cost,
       latencyMs: performance.now() - record.start,
-      at,
+      at: deps.now(),
     })
   }
   const options: DispatchOptions = {

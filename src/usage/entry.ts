@@ -11,6 +11,11 @@ export interface UsageEntry {
   latencyMs: number
   /** When it ended (ms since the epoch): the minute and UTC day it is counted in. */
   at: number
+  /**
+   * The shared limiter's id for the admission this entry settles: what makes a settle that is sent
+   * again (its answer was lost, or it waited for Redis in a local journal) count once.
+   */
+  admissionId?: string
 }
 
 /** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { tryLockExclusive } from './file-lock'
 import type { UsageEntry } from './entry'
@@ -18,7 +18,7 @@ export interface JournalFile {
 /** The id under which the single journal of earlier versions (`<database>.usage-log`) is folded. */
 export const LEGACY_JOURNAL = 'legacy'
 
-type EncodedEntry = [
+export type EncodedEntry = [
   keyId: string,
   alias: string,
   upstream: string,
@@ -29,30 +29,33 @@ type EncodedEntry = [
   at: number,
   /** Absent in journals written before spend was counted. */
   costNanos?: number,
+  /** Present only for entries that wait to be settled with a shared limiter. */
+  admissionId?: string,
 ]
 
-const encode = (e: UsageEntry): EncodedEntry => [
-  e.keyId,
-  e.alias,
-  e.upstream,
-  e.error ? 1 : 0,
-  e.promptTokens,
-  e.completionTokens,
-  e.latencyMs,
-  e.at,
-  e.costNanos,
-]
-const decode = ([keyId, alias, upstream, error, promptTokens, completionTokens, latencyMs, at, costNanos = 0]: EncodedEntry): UsageEntry => ({
+/** An entry as one JSON array: journals and the Redis usage stream store entries this way. */
+export function encodeEntry(e: UsageEntry): EncodedEntry {
+  const encoded: EncodedEntry = [e.keyId, e.alias, e.upstream, e.error ? 1 : 0, e.promptTokens, e.completionTokens, e.latencyMs, e.at, e.costNanos]
+  if (e.admissionId !== undefined) encoded.push(e.admissionId)
+  return encoded
+}
+
+export function decodeEntry([
   keyId,
   alias,
   upstream,
-  error: error === 1,
+  error,
   promptTokens,
   completionTokens,
-  costNanos,
   latencyMs,
   at,
-})
+  costNanos = 0,
+  admissionId,
+]: EncodedEntry): UsageEntry {
+  const entry: UsageEntry = { keyId, alias, upstream, error: error === 1, promptTokens, completionTokens, costNanos, latencyMs, at }
+  if (admissionId !== undefined) entry.admissionId = admissionId
+  return entry
+}
 
 const journalPath = (dbPath: string, id: string) => `${dbPath}.usage-${id}.log`
 
@@ -95,14 +98,15 @@ export class UsageJournal implements JournalFile {
     if (!tryLockExclusive(this.fd)) throw new Error(`usage journal ${path} is locked by another process`)
   }
 
-  /** A new journal for this process beside the database. */
+  /** A new journal for this process beside the database (its folder is made, owner-only, if need be). */
   static create(dbPath: string): UsageJournal {
+    mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 })
     const id = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`
     return new UsageJournal(id, journalPath(dbPath, id))
   }
 
   append(seq: number, entries: UsageEntry[]): void {
-    writeSync(this.fd, `${JSON.stringify([seq, entries.map(encode)])}\n`)
+    writeSync(this.fd, `${JSON.stringify([seq, entries.map(encodeEntry)])}\n`)
   }
 
   /** Empties the file once everything in it is folded; appends go on at its (new) end. */
@@ -174,7 +178,7 @@ export function readJournal(path: string): JournalBatch[] {
     if (line === '') continue
     try {
       const [seq, entries] = JSON.parse(line) as [number, EncodedEntry[]]
-      batches.push({ seq, entries: entries.map(decode) })
+      batches.push({ seq, entries: entries.map(decodeEntry) })
     } catch {
       break
     }

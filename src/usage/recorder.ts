@@ -3,10 +3,21 @@ import type { UsageEntry } from './entry'
 import { claimOrphan, type JournalBatch, listJournals, readJournal, type UsageJournal } from './journal'
 import type { FoldPlan, UsageStore } from './store'
 
-/** The write side of usage, as the serving pipeline sees it. */
+/** The write side of usage, as a limiter settling a request sees it. */
 export interface UsageSink {
   /** Adds one request to the counters; resolves once it is durable. */
   record(entry: UsageEntry): Promise<void>
+}
+
+/**
+ * Moves recorded usage into the store: in the background, on demand (before usage is read, so
+ * reads are exact), and a last time at shutdown. One process's journal (UsageRecorder), or the
+ * usage stream that several instances share (storage/redis).
+ */
+export interface UsagePipeline {
+  start(onFoldError: (error: unknown) => void): void
+  fold(): Promise<void>
+  stop(): Promise<void>
 }
 
 /** What a journal holds past `foldedSeq` (and up to `upTo`), added up; null when nothing. */
@@ -80,7 +91,7 @@ type Settle = { resolve: () => void; reject: (error: unknown) => void }
  *
  * Without a journal (an in-memory database) each turn's entries are folded into the store directly.
  */
-export class UsageRecorder implements UsageSink {
+export class UsageRecorder implements UsageSink, UsagePipeline {
   private batch: UsageEntry[] = []
   private written: Promise<void> | null = null
   private settle: Settle | null = null

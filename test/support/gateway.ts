@@ -49,8 +49,7 @@ export async function inProcessGateway(options: { env?: Record<string, string>; 
     },
     async close() {
       void server?.stop(true)
-      gateway.keyCache.stop()
-      gateway.stores.close()
+      await gateway.stores.close()
     },
   }
 }

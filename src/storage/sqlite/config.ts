@@ -1,119 +1,139 @@
-import { and, asc, count, eq, inArray, isNull, notInArray } from 'drizzle-orm'
-import { aliasTargets, aliases, apiKeys, tiers, upstreams } from '../../../db/schema'
-import type { AliasSettings, ConfigStore, GatewayConfig, StoredRouting } from '../../config/types'
-import { invalidRequest } from '../../errors'
+import { and, count, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm'
+import { aliasTargets, aliases, apiKeys, configState, tiers, upstreams } from '../../../db/schema'
+import { type ConfigStore, type GatewayConfig, settingsOf, type StoredConfig } from '../../config/types'
+import { storedRoutingOf, tierInUse, unnamed } from '../config-sync'
 import type { Db, DbOrTx } from './open'
-
-/** Stored names that the config no longer lists. */
-const unnamed = (named: string[], stored: { name: string }[]) => stored.map((row) => row.name).filter((name) => !named.includes(name))
 
 /**
  * Writes the config's tiers, upstreams and aliases into the database in one transaction: the file
  * is authoritative, so entries it names are replaced and entries it stopped naming are removed.
  * Keys and usage are never touched, and a tier that keys still use is never removed: the whole
  * sync is refused instead (400 naming the tier and how many keys use it), and nothing changes.
+ * The config version goes up in the same transaction.
  */
-function syncConfig(db: DbOrTx, config: GatewayConfig, now: number): void {
-  db.transaction(
-    (tx) => {
-      const droppedTiers = unnamed(
-        config.tiers.map((t) => t.name),
-        tx.select({ name: tiers.name }).from(tiers).all(),
-      )
-      if (droppedTiers.length > 0) {
-        const inUse = tx
-          .select({ tier: apiKeys.tier, keys: count() })
-          .from(apiKeys)
-          .where(and(inArray(apiKeys.tier, droppedTiers), isNull(apiKeys.revokedAt)))
-          .groupBy(apiKeys.tier)
-          .orderBy(apiKeys.tier)
-          .all()
-        const first = inUse[0]
-        if (first) {
-          throw invalidRequest(
-            `Invalid config (${config.source}): tiers."${first.tier}": the file no longer names this tier, but ${first.keys} key${first.keys === 1 ? ' uses' : 's use'} it. Move ${first.keys === 1 ? 'it' : 'them'} to another tier (PATCH /admin/keys/{id}) or revoke ${first.keys === 1 ? 'it' : 'them'}, or keep the tier in the file.`,
-            { code: 'tier_in_use', param: `tiers.${first.tier}` },
-          )
-        }
-        tx.delete(tiers).where(inArray(tiers.name, droppedTiers)).run()
-      }
-      tx.delete(upstreams)
-        .where(
-          notInArray(
-            upstreams.name,
-            config.upstreams.map((u) => u.name),
-          ),
-        )
-        .run()
-      // Their targets go with them (ON DELETE CASCADE).
-      tx.delete(aliases)
-        .where(
-          notInArray(
-            aliases.name,
-            config.aliases.map((a) => a.name),
-          ),
-        )
-        .run()
-
-      config.tiers.forEach((tier, position) => {
-        const row = { ...tier, position }
-        tx.insert(tiers).values(row).onConflictDoUpdate({ target: tiers.name, set: row }).run()
-      })
-      for (const upstream of config.upstreams) {
-        tx.insert(upstreams).values(upstream).onConflictDoUpdate({ target: upstreams.name, set: upstream }).run()
-      }
-      config.aliases.forEach((alias, position) => {
-        tx.insert(aliases)
-          .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now })
-          .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy } })
-          .run()
-        tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name)).run()
-        alias.targets.forEach((target, i) =>
-          tx
-            .insert(aliasTargets)
-            .values({ alias: alias.name, position: i, ...target })
-            .run(),
-        )
-      })
-    },
-    { behavior: 'immediate' },
+function syncConfig(tx: DbOrTx, config: GatewayConfig, now: number): void {
+  const droppedTiers = unnamed(
+    config.tiers.map((t) => t.name),
+    tx.select({ name: tiers.name }).from(tiers).all(),
   )
+  if (droppedTiers.length > 0) {
+    const inUse = tx
+      .select({ tier: apiKeys.tier, keys: count() })
+      .from(apiKeys)
+      .where(and(inArray(apiKeys.tier, droppedTiers), isNull(apiKeys.revokedAt)))
+      .groupBy(apiKeys.tier)
+      .orderBy(apiKeys.tier)
+      .all()
+    const first = inUse[0]
+    if (first) throw tierInUse(config, first.tier, first.keys)
+    tx.delete(tiers).where(inArray(tiers.name, droppedTiers)).run()
+  }
+  tx.delete(upstreams)
+    .where(
+      notInArray(
+        upstreams.name,
+        config.upstreams.map((u) => u.name),
+      ),
+    )
+    .run()
+  // Their targets go with them (ON DELETE CASCADE).
+  tx.delete(aliases)
+    .where(
+      notInArray(
+        aliases.name,
+        config.aliases.map((a) => a.name),
+      ),
+    )
+    .run()
+
+  config.tiers.forEach((tier, position) => {
+    const row = { ...tier, position }
+    tx.insert(tiers).values(row).onConflictDoUpdate({ target: tiers.name, set: row }).run()
+  })
+  for (const upstream of config.upstreams) {
+    tx.insert(upstreams).values(upstream).onConflictDoUpdate({ target: upstreams.name, set: upstream }).run()
+  }
+  config.aliases.forEach((alias, position) => {
+    tx.insert(aliases)
+      .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now })
+      .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy } })
+      .run()
+    tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name)).run()
+    alias.targets.forEach((target, i) =>
+      tx
+        .insert(aliasTargets)
+        .values({ alias: alias.name, position: i, ...target })
+        .run(),
+    )
+  })
+  const settings = settingsOf(config)
+  tx.insert(configState)
+    .values({ id: 1, version: 1, settings })
+    .onConflictDoUpdate({ target: configState.id, set: { version: sql`${configState.version} + 1`, settings } })
+    .run()
 }
 
 /** Everything routing needs, read once (at start or reload) so requests never touch the database for it. */
-function readStoredRouting(db: DbOrTx): StoredRouting {
-  const tierRows = db.select().from(tiers).orderBy(asc(tiers.position), asc(tiers.name)).all()
-  const upstreamRows = db.select().from(upstreams).orderBy(asc(upstreams.name)).all()
-  const aliasRows = db.select().from(aliases).orderBy(asc(aliases.position), asc(aliases.name)).all()
-  const targetRows = db.select().from(aliasTargets).orderBy(asc(aliasTargets.alias), asc(aliasTargets.position)).all()
+function readStoredConfig(db: DbOrTx): StoredConfig | null {
+  const state = db.select().from(configState).where(eq(configState.id, 1)).get()
+  if (!state?.settings) return null
   return {
-    tiers: tierRows.map(({ position: _, ...tier }) => tier),
-    upstreams: upstreamRows,
-    aliases: aliasRows.map((alias) => ({
-      name: alias.name,
-      strategy: alias.strategy as AliasSettings['strategy'],
-      createdAt: alias.createdAt,
-      targets: targetRows
-        .filter((t) => t.alias === alias.name)
-        .map(({ upstream, model, weight, price }) => ({ upstream, model, weight, price: price ?? null })),
-    })),
+    routing: storedRoutingOf({
+      tiers: db.select().from(tiers).all(),
+      upstreams: db.select().from(upstreams).all(),
+      aliases: db.select().from(aliases).all(),
+      targets: db.select().from(aliasTargets).all(),
+    }),
+    settings: state.settings,
+    version: state.version,
   }
 }
 
-/** The config in the tiers, upstreams, aliases and alias_targets tables. */
+/**
+ * The config in the tiers, upstreams, aliases and alias_targets tables, with its version in
+ * config_state. Reading the version is screened by SQLite's data_version, which changes only when
+ * another connection commits: a watch costs one pragma while nobody writes.
+ */
 export class SqliteConfigStore implements ConfigStore {
-  constructor(private readonly db: Db) {}
+  private readonly readVersion
+  private readonly dataVersion
+  private seenDataVersion = -1
+  private lastVersion = 0
 
-  async apply<T>(config: GatewayConfig, now: number, build: (stored: StoredRouting) => T): Promise<T> {
+  constructor(private readonly db: Db) {
+    this.readVersion = db.select({ version: configState.version }).from(configState).where(eq(configState.id, 1)).prepare()
+    this.dataVersion = db.$client.query<{ data_version: number }, []>('PRAGMA data_version')
+  }
+
+  async apply<T>(config: GatewayConfig, now: number, build: (stored: StoredConfig) => T): Promise<T> {
     // Immediate: it reads before it writes, and a deferred transaction would fail at once, not wait,
     // when another process (a second gateway starting) wrote meanwhile.
-    return this.db.transaction(
+    let written = 0
+    const built = this.db.transaction(
       (tx) => {
         syncConfig(tx, config, now)
-        return build(readStoredRouting(tx))
+        const stored = readStoredConfig(tx)!
+        written = stored.version
+        return build(stored)
       },
       { behavior: 'immediate' },
     )
+    // This connection's own commit leaves data_version as it was: the version it wrote is noted here.
+    this.lastVersion = written
+    return built
+  }
+
+  async version(): Promise<number> {
+    const dataVersion = this.dataVersion.get()?.data_version ?? -1
+    if (dataVersion !== this.seenDataVersion) {
+      this.seenDataVersion = dataVersion
+      this.lastVersion = this.readVersion.get()?.version ?? 0
+    }
+    return this.lastVersion
+  }
+
+  async read(): Promise<StoredConfig | null> {
+    return this.db.transaction((tx) => readStoredConfig(tx))
   }
 
   async isEmpty(): Promise<boolean> {

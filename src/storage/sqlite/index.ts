@@ -11,13 +11,15 @@ export function openSqliteStores(path: string): Stores {
   const database = openSqlite(path)
   const ping = database.sqlite.query('SELECT 1')
   return {
+    backend: 'sqlite',
     keys: new SqliteKeyStore(database.db),
     config: new SqliteConfigStore(database.db),
     usage: new SqliteUsageStore(database.db),
     usageReads: new SqliteUsageReads(database.db),
     quotaBaseline: sqliteQuotaBaseline(database.db),
     journalBase: database.path,
+    changes: null,
     ping: async () => void ping.get(),
-    close: () => database.close(),
+    close: async () => database.close(),
   }
 }

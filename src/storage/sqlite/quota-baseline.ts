@@ -1,6 +1,7 @@
 import { and, eq, gte, sql } from 'drizzle-orm'
 import { usageDaily } from '../../../db/schema'
 import type { QuotaBaseline } from '../../limits/limiter'
+import { type KeyMonthRow, periodUsageOf, periodUsageQuery } from '../period-usage'
 import type { Db } from './open'
 
 /** Quotas and budgets start from the persisted daily counters, so a restart hands out no fresh quota or budget. */
@@ -18,5 +19,6 @@ export function sqliteQuotaBaseline(db: Db): QuotaBaseline {
   return {
     dayUsage: async (keyId, date) => day.get({ keyId, day: date }) ?? { requests: 0, costNanos: 0 },
     monthUsage: async (keyId, firstDay) => month.get({ keyId, firstDay }) ?? { tokens: 0, costNanos: 0 },
+    allKeys: async (day, firstDay) => periodUsageOf(db.all<KeyMonthRow>(periodUsageQuery(day, firstDay))),
   }
 }

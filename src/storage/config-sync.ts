@@ -1,0 +1,53 @@
+import type { AliasSettings, GatewayConfig, ModelPrice, StoredRouting, TierSettings, UpstreamSettings } from '../config/types'
+import { invalidRequest } from '../errors'
+
+/**
+ * What the SQLite and Postgres config stores share: the rules of a config sync, written once. Each
+ * store runs them inside its own transaction with its own driver.
+ */
+
+/** Stored names that the config no longer lists. */
+export const unnamed = (named: string[], stored: { name: string }[]): string[] => stored.map((row) => row.name).filter((name) => !named.includes(name))
+
+/** The refusal of a sync that would drop a tier keys still use: nothing is written. */
+export function tierInUse(config: GatewayConfig, tier: string, keys: number) {
+  const them = keys === 1 ? 'it' : 'them'
+  return invalidRequest(
+    `Invalid config (${config.source}): tiers."${tier}": the file no longer names this tier, but ${keys} key${keys === 1 ? ' uses' : 's use'} it. Move ${them} to another tier (PATCH /admin/keys/{id}) or revoke ${them}, or keep the tier in the file.`,
+    { code: 'tier_in_use', param: `tiers.${tier}` },
+  )
+}
+
+/** The rows of a config, as both schemas name them. */
+export interface ConfigRows {
+  tiers: (TierSettings & { position: number })[]
+  upstreams: UpstreamSettings[]
+  aliases: { name: string; position: number; strategy: string; createdAt: number }[]
+  targets: { alias: string; position: number; upstream: string; model: string; weight: number; price: ModelPrice | null }[]
+}
+
+/** Binary order of names, as both databases sort text by default here. */
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/** The config's rows in order: tiers by position, every alias's targets in order. */
+export function storedRoutingOf(rows: ConfigRows): StoredRouting {
+  const byPosition = (a: { position: number; name: string }, b: { position: number; name: string }) => a.position - b.position || byName(a, b)
+  const targets = new Map<string, ConfigRows['targets']>()
+  for (const target of rows.targets) {
+    let list = targets.get(target.alias)
+    if (!list) targets.set(target.alias, (list = []))
+    list.push(target)
+  }
+  return {
+    tiers: [...rows.tiers].sort(byPosition).map(({ position: _, ...tier }) => tier),
+    upstreams: [...rows.upstreams].sort(byName),
+    aliases: [...rows.aliases].sort(byPosition).map((alias) => ({
+      name: alias.name,
+      strategy: alias.strategy as AliasSettings['strategy'],
+      createdAt: alias.createdAt,
+      targets: (targets.get(alias.name) ?? [])
+        .sort((a, b) => a.position - b.position)
+        .map(({ upstream, model, weight, price }) => ({ upstream, model, weight, price: price ?? null })),
+    })),
+  }
+}

@@ -1,0 +1,112 @@
+import { RedisClient } from 'bun'
+import { overloaded } from '../../errors'
+import type { RedisScript } from './scripts'
+
+/** Redis could not answer in time, or at all: the request that needed it gets a 503. */
+export const limiterUnavailable = () =>
+  overloaded('The rate limiter (Redis) is unavailable; try again shortly.', { code: 'limiter_unavailable', retryAfterSeconds: 1 })
+
+/** A call that timed out: it may still run on the server later (the caller can compensate). */
+export class RedisTimeout extends Error {
+  constructor(command: string, ms: number) {
+    super(`Redis ${command} did not answer within ${ms} ms`)
+  }
+}
+
+/** Fewest milliseconds between two reconnects started here. */
+const RECONNECT_EVERY_MS = 200
+
+/**
+ * Bun's built-in Redis client behind a small, defensive surface:
+ * - every call has a timeout (the client has none of its own);
+ * - no offline queue: while Redis is down a call fails at once instead of waiting for it;
+ * - reconnects are ours: after a failure a fresh client is connected (at most every 200 ms), rather
+ *   than relying on the client's own reconnect loop, which gives up after its retries;
+ * - scripts run by EVALSHA, and are sent whole once when Redis answers NOSCRIPT (a restarted or
+ *   flushed Redis forgets them).
+ */
+export class RedisConnection {
+  private client: RedisClient
+  private connecting: Promise<void> | null = null
+  private lastReconnect = 0
+  private closed = false
+
+  constructor(
+    private readonly url: string,
+    /** The longest any one call may take. */
+    readonly timeoutMs: number,
+  ) {
+    this.client = this.newClient()
+  }
+
+  private newClient(): RedisClient {
+    return new RedisClient(this.url, { enableOfflineQueue: false, autoReconnect: false, connectionTimeout: Math.max(this.timeoutMs, 1000) })
+  }
+
+  /** Whether the last connection attempt succeeded and the connection is still up. */
+  get connected(): boolean {
+    return this.client.connected
+  }
+
+  /** Connects (or reconnects) now; resolves once connected, rejects when Redis cannot be reached. */
+  connect(): Promise<void> {
+    this.connecting ??= (async () => {
+      try {
+        if (!this.client.connected) {
+          this.lastReconnect = performance.now()
+          const stale = this.client
+          this.client = this.newClient()
+          stale.close()
+          await this.client.connect()
+        }
+      } finally {
+        this.connecting = null
+      }
+    })()
+    return this.connecting
+  }
+
+  /** Starts a reconnect in the background when the connection is down (rate-limited). */
+  private reconnectSoon(): void {
+    if (this.closed || this.client.connected || this.connecting || performance.now() - this.lastReconnect < RECONNECT_EVERY_MS) return
+    this.connect().catch(() => {})
+  }
+
+  /** Sends one command; rejects with RedisTimeout past the timeout, or with the client's error. */
+  async send(command: string, args: string[]): Promise<unknown> {
+    if (!this.client.connected) {
+      this.reconnectSoon()
+      if (this.connecting) await this.withTimeout(command, this.connecting)
+      else throw new Error('Redis is not connected')
+    }
+    try {
+      return await this.withTimeout(command, this.client.send(command, args))
+    } catch (error) {
+      if (!this.client.connected) this.reconnectSoon()
+      throw error
+    }
+  }
+
+  /** Runs a script by its SHA; sends it whole when Redis does not know it (NOSCRIPT). */
+  async run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.send('EVALSHA', [script.sha, String(keys.length), ...keys, ...args])
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+      return this.send('EVAL', [script.text, String(keys.length), ...keys, ...args])
+    }
+  }
+
+  private withTimeout<T>(command: string, promise: Promise<T>): Promise<T> {
+    let timer: Timer | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisTimeout(command, this.timeoutMs)), this.timeoutMs)
+    })
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+  }
+
+  close(): void {
+    this.closed = true
+    this.client.close()
+  }
+}

@@ -1,0 +1,248 @@
+import type { Admission, KeyLimits, Limiter, LimitState, QuotaBaseline } from '../../limits/limiter'
+import { type LimitHit, refusalFor } from '../../limits/refusals'
+import type { Logger } from '../../log'
+import { DAY_MS, utcDate } from '../../time'
+import type { UsageEntry } from '../../usage/entry'
+import { encodeEntry } from '../../usage/journal'
+import { limiterUnavailable, type RedisConnection, RedisTimeout } from './connection'
+import type { PendingSettles } from './pending'
+import { SCRIPTS } from './scripts'
+
+export interface RedisLimiterOptions {
+  /** Unique among the instances sharing Redis: request ids and locks carry it. */
+  instanceId: string
+  /** A concurrency slot lapses this long after its instance last renewed it (renewed every third of it). */
+  leaseMs: number
+  /** How long an admission not yet settled is remembered: a settle later than this counts nothing. */
+  rememberMs: number
+  /** Where the counters are seeded from when Redis has none. */
+  baseline: QuotaBaseline
+  pending: PendingSettles
+  log: Logger
+}
+
+const SETTLED: Promise<void> = Promise.resolve()
+/** A key's last known state, for the headers of answers refused before admission; dropped after this long unused. */
+const STATE_TTL_MS = 120_000
+const ceilSeconds = (ms: number) => (ms <= 0 ? 0 : Math.max(1, Math.ceil(ms / 1000)))
+const prefixOf = (keyId: string) => `cg:k:${keyId}`
+const limitArg = (value: number | null) => (value === null ? '-1' : String(value))
+
+/** The usage entry as the stream stores it: without the admission id, which only the settle needs. */
+const streamEntry = ({ admissionId: _, ...entry }: UsageEntry) => JSON.stringify(encodeEntry(entry))
+
+/**
+ * Limits shared by every instance, kept in Redis. One script admits a request (request window,
+ * token window, concurrency, quotas and the budget reservation, all decided at once on Redis's
+ * clock), one settles it (frees the slot, charges tokens and cost, appends the usage entry to the
+ * usage stream, exactly once): two round trips per request. Concurrency slots are leases that
+ * this instance renews while its requests run, so the slots of an instance that died lapse.
+ *
+ * When Redis is out of reach, admission fails fast with 503 `limiter_unavailable`: no request is
+ * served unlimited. A settle that cannot reach it is kept locally (PendingSettles) and sent again
+ * until it lands.
+ */
+export class RedisLimiter implements Limiter {
+  private readonly states = new Map<string, { state: LimitState; at: number }>()
+  /** This instance's admissions in flight (id -> key prefix), whose leases it renews. */
+  private readonly inFlight = new Map<string, string>()
+  private next = 0
+  private seeding: Promise<void> | null = null
+  private timers: Timer[] = []
+  private lastSweep = 0
+  private lastErrorLog = 0
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly options: RedisLimiterOptions,
+  ) {}
+
+  peek(keyId: string, limits: KeyLimits, now: number): LimitState {
+    const known = this.states.get(keyId)
+    if (known && now - known.at < STATE_TTL_MS) return known.state
+    return {
+      limit: limits.requestsPerMinute,
+      remaining: limits.requestsPerMinute,
+      resetSeconds: 0,
+      tokenLimit: limits.tokensPerMinute,
+      tokensRemaining: limits.tokensPerMinute,
+    }
+  }
+
+  async admit(keyId: string, limits: KeyLimits, now: number, reserveNanos = 0): Promise<Admission> {
+    const prefix = prefixOf(keyId)
+    const id = `${this.options.instanceId}:${(++this.next).toString(36)}`
+    const args = [
+      String(limits.requestsPerMinute),
+      String(limits.tokensPerMinute),
+      String(limits.maxConcurrent),
+      limitArg(limits.dailyRequestQuota),
+      limitArg(limits.monthlyTokenQuota),
+      limitArg(limits.dailyBudgetNanos),
+      limitArg(limits.monthlyBudgetNanos),
+      String(reserveNanos),
+      id,
+      String(this.options.leaseMs),
+      String(this.options.rememberMs),
+    ]
+    let reply: (number | string)[]
+    for (let seeded = false; ; seeded = true) {
+      try {
+        reply = (await this.redis.run(SCRIPTS.admit, [prefix], args)) as (number | string)[]
+      } catch (error) {
+        // A call that timed out may still run: give the admission back if it did.
+        if (error instanceof RedisTimeout) this.giveBack(prefix, id)
+        throw this.unavailable(error)
+      }
+      if (reply[0] !== -1) break
+      if (seeded) throw limiterUnavailable()
+      await this.seed()
+    }
+    this.sweep(now)
+    if (reply[0] === 0) {
+      const [, hit, retryMs, requests, tokens, resetMs] = reply as [0, LimitHit, number, number, number, number]
+      const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
+      return { ok: false, state, ...refusalFor(hit, limits, retryMs) }
+    }
+    const [, requests, tokens, resetMs] = reply as [1, number, number, number]
+    const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
+    this.inFlight.set(id, prefix)
+    let settled = false
+    return {
+      ok: true,
+      state,
+      settle: (entry) => {
+        if (settled) return SETTLED
+        settled = true
+        this.inFlight.delete(id)
+        return this.settle({ ...entry, admissionId: id })
+      },
+    }
+  }
+
+  /** Settles in Redis; when Redis cannot be reached, keeps the settle locally for a replay. */
+  private async settle(entry: UsageEntry): Promise<void> {
+    try {
+      await this.send(entry)
+    } catch (error) {
+      this.options.pending.keep(entry)
+      this.logError(error, 'settling a request in Redis failed; it is kept locally and sent again once Redis answers')
+    }
+  }
+
+  private async send(entry: UsageEntry): Promise<void> {
+    const tokens = entry.promptTokens + entry.completionTokens
+    await this.redis.run(SCRIPTS.settle, [prefixOf(entry.keyId)], [entry.admissionId!, String(tokens), String(entry.costNanos), streamEntry(entry)])
+  }
+
+  /** Frees an admission that was never used (its answer timed out); a no-op if it was never made. */
+  private giveBack(prefix: string, id: string): void {
+    this.redis.run(SCRIPTS.settle, [prefix], [id, '0', '0', '']).catch(() => {})
+  }
+
+  private remember(keyId: string, limits: KeyLimits, requests: number, tokens: number, resetMs: number, now: number): LimitState {
+    const state: LimitState = {
+      limit: limits.requestsPerMinute,
+      remaining: Math.max(0, limits.requestsPerMinute - requests),
+      resetSeconds: requests === 0 ? 0 : ceilSeconds(resetMs),
+      tokenLimit: limits.tokensPerMinute,
+      tokensRemaining: Math.max(0, limits.tokensPerMinute - tokens),
+    }
+    this.states.set(keyId, { state, at: now })
+    return state
+  }
+
+  /** Drops the remembered states of keys not seen for a while, so memory follows the active keys. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < STATE_TTL_MS) return
+    this.lastSweep = now
+    for (const [keyId, known] of this.states) if (now - known.at >= STATE_TTL_MS) this.states.delete(keyId)
+  }
+
+  /**
+   * Seeds Redis's period counters from the database when it has none (admit answered -1): one
+   * instance does it under a lock, the others wait for it. A Redis that keeps its data (appendonly)
+   * is seeded once, when the cluster first starts on it.
+   */
+  seed(): Promise<void> {
+    this.seeding ??= this.seedOnce().finally(() => (this.seeding = null))
+    return this.seeding
+  }
+
+  private async seedOnce(): Promise<void> {
+    const { instanceId, baseline, log } = this.options
+    try {
+      if ((await this.redis.send('SET', ['cg:seeding', instanceId, 'NX', 'PX', '30000'])) === 'OK') {
+        try {
+          for (let attempt = 0; attempt < 3; attempt++) {
+            // The day on Redis's clock, which the script checks again: a day that turns meanwhile reads again.
+            const [seconds] = (await this.redis.send('TIME', [])) as [string, string]
+            const now = Number(seconds) * 1000
+            const day = utcDate(now)
+            const usage = await baseline.allKeys(day, `${day.slice(0, 7)}-01`)
+            const args = [crypto.randomUUID(), String(Math.floor(now / DAY_MS))]
+            for (const [keyId, u] of usage)
+              args.push(prefixOf(keyId), String(u.requestsToday), String(u.costToday), String(u.tokensThisMonth), String(u.costThisMonth))
+            const result = await this.redis.run(SCRIPTS.seed, [], args)
+            if (result === 1) log.warn({ keys: usage.size }, 'Redis held no limiter counters: seeded them from the usage in the database')
+            if (result !== -1) return
+          }
+          throw new Error('the UTC day kept turning while the counters were seeded')
+        } finally {
+          await this.redis.send('DEL', ['cg:seeding']).catch(() => {})
+        }
+      }
+      // Another instance seeds: wait for it.
+      for (let waited = 0; waited < 5000; waited += 50) {
+        if ((await this.redis.send('EXISTS', ['cg:ready'])) === 1) return
+        await Bun.sleep(50)
+      }
+      throw new Error('another instance holds the seeding lock and has not finished')
+    } catch (error) {
+      throw this.unavailable(error)
+    }
+  }
+
+  /** Renews this instance's leases and sends kept settles again, until stopped. */
+  start(): void {
+    const { leaseMs, pending } = this.options
+    const renew = setInterval(() => {
+      if (this.inFlight.size === 0) return
+      const args = [String(leaseMs)]
+      for (const [id, prefix] of this.inFlight) args.push(prefix, id)
+      this.redis.run(SCRIPTS.renew, [], args).catch((error: unknown) => this.logError(error, 'renewing concurrency leases in Redis failed'))
+    }, leaseMs / 3)
+    const replay = setInterval(() => {
+      if (pending.size > 0) this.replayPending().catch((error: unknown) => this.logError(error, 'sending kept settles to Redis failed; retried in a second'))
+    }, 1000)
+    renew.unref()
+    replay.unref()
+    this.timers.push(renew, replay)
+  }
+
+  /** Sends the settles kept while Redis was away (and those of this host's processes that are gone). */
+  replayPending(): Promise<void> {
+    return this.options.pending.replay((entry) => this.send(entry))
+  }
+
+  /** Stops the timers and sends what is kept one last time; what still cannot go stays in the local journal. */
+  async stop(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer)
+    this.timers = []
+    await this.replayPending().catch(() => {})
+    this.options.pending.close()
+  }
+
+  private unavailable(error: unknown) {
+    this.logError(error, 'the rate limiter (Redis) is unavailable: requests are refused with 503 until it answers')
+    return limiterUnavailable()
+  }
+
+  /** Logs a Redis failure at most once a second: an outage must not flood the log. */
+  private logError(error: unknown, message: string): void {
+    const now = performance.now()
+    if (now - this.lastErrorLog < 1000) return
+    this.lastErrorLog = now
+    this.options.log.error({ reason: (error as Error)?.message ?? String(error) }, message)
+  }
+}

@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import postgres from 'postgres'
+import { chat, type Cluster, createKey, startCluster, usageTotals } from '../support/cluster'
+import type { GatewayProcess } from '../support/process'
+import { describeWithServers } from '../support/servers'
+import { waitFor } from '../support/wait'
+
+const CONFIG = `
+[tiers.pro]
+requests_per_minute = 10000000
+tokens_per_minute = 1000000000
+max_concurrent = 100000
+
+[upstreams.local]
+kind = "mock"
+
+[aliases."local/echo"]
+targets = [{ upstream = "local", model = "echo" }]
+`
+
+/** The words the mock counts for `content` (prompt and completion alike). */
+const words = (content: string) => content.split(/\s+/).filter(Boolean).length
+
+interface LoadResult {
+  /** Responses read to the end with status 200, and their prompt tokens. */
+  received: number
+  tokens: number
+  /** Requests cut by a killed instance: sent, never answered. Each may or may not have been counted. */
+  cut: number
+}
+
+/**
+ * Load spread over the live instances by `workers` clients, until `stop()`: each client takes the
+ * instances in turn, from its own offset, so every instance always has some in flight. A client
+ * whose instance was killed moves on to the next live one. A response counts as received once it
+ * was read to its end.
+ */
+function load(instances: () => GatewayProcess[], killed: ReadonlySet<GatewayProcess>, key: string, workers = 12) {
+  const result: LoadResult = { received: 0, tokens: 0, cut: 0 }
+  let running = true
+  let n = 0
+  const done = Promise.all(
+    Array.from({ length: workers }, async (_, worker) => {
+      for (let turn = 0; running; turn++) {
+        const live = instances()
+        const instance = live[(worker + turn) % live.length]!
+        const content = `load ${n++} ${'w '.repeat(n % 7)}`.trim()
+        try {
+          const response = await chat(instance.url, key, content)
+          const body = (await response.json()) as { usage?: { prompt_tokens: number } }
+          if (response.status !== 200) throw new Error(`status ${response.status}: ${JSON.stringify(body)}`)
+          result.received++
+          result.tokens += body.usage!.prompt_tokens
+          if (body.usage!.prompt_tokens !== words(content)) throw new Error('the mock counted other words')
+        } catch (error) {
+          // Only a request to an instance that was killed may fail.
+          if (!killed.has(instance)) throw error
+          result.cut++
+        }
+      }
+    }),
+  )
+  return {
+    result,
+    async stop() {
+      running = false
+      await done
+      return result
+    },
+  }
+}
+
+const waitForTraffic = (result: LoadResult, atLeast: number) => waitFor(() => result.received >= atLeast, `at least ${atLeast} answered requests`)
+
+describeWithServers('failures: instances killed, Redis and Postgres away', ['redis', 'postgres'], () => {
+  let cluster: Cluster
+  let instances: GatewayProcess[]
+  let key: string
+  let keyId: string
+  /** Instances the tests killed: marked before the signal, so their cut requests are told apart from failures. */
+  const killed = new Set<GatewayProcess>()
+  const live = () => instances.filter((g) => !killed.has(g))
+  const kill = async (instance: GatewayProcess) => {
+    killed.add(instance)
+    await instance.stop('SIGKILL')
+  }
+  beforeAll(async () => {
+    cluster = await startCluster(CONFIG)
+    instances = await cluster.start(3)
+    ;({ key, id: keyId } = await createKey(instances[0]!.url, { name: 'load', tier: 'pro' }))
+  })
+  afterAll(async () => {
+    await cluster?.dispose()
+  })
+
+  /** Usage counted in Postgres must be every received response, once; cut requests may be either. */
+  async function expectExact(before: { requests: number; prompt_tokens: number }, result: LoadResult) {
+    const after = await usageTotals(live()[0]!.url)
+    const counted = after.requests - before.requests
+    console.log(`received ${result.received}, cut ${result.cut}, counted ${counted}`)
+    expect(after.errors).toBe(0)
+    expect(counted).toBeGreaterThanOrEqual(result.received)
+    expect(counted).toBeLessThanOrEqual(result.received + result.cut)
+    if (result.cut === 0) expect(after.prompt_tokens - before.prompt_tokens).toBe(result.tokens)
+  }
+
+  test('SIGKILL one instance during 30 s of load spread over three: every response received is counted once', async () => {
+    const before = await usageTotals(instances[0]!.url)
+    const started = performance.now()
+    const running = load(live, killed, key)
+    await waitForTraffic(running.result, 2000)
+    await kill(instances[1]!)
+    // The rest of the 30 s on the two instances left.
+    await waitFor(() => performance.now() - started >= 30_000, '30 s of load', { timeoutMs: 40_000, intervalMs: 100 })
+    await expectExact(before, await running.stop())
+    instances[1] = (await cluster.start(1))[0]!
+  }, 60_000)
+
+  test('a fold killed halfway (its instance SIGKILLed inside the fold transaction): nothing lost, nothing counted twice', async () => {
+    // The key's daily row exists once one request was folded.
+    expect((await chat(live()[0]!.url, key)).status).toBe(200)
+    const before = await usageTotals(live()[0]!.url)
+    const database = cluster.databaseUrl
+    const sql = postgres(database, { max: 2, onnotice: () => {} })
+    // Hold a lock on the daily row every fold of this load updates: the next fold blocks inside its
+    // transaction, after it locked the stream's fold point and wrote its minute rows.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let locked!: () => void
+    const isLocked = new Promise<void>((resolve) => (locked = resolve))
+    const holding = sql.begin(async (tx) => {
+      await tx`SELECT 1 FROM usage_daily WHERE key_id = ${keyId} AND alias = 'local/echo' FOR UPDATE`
+      locked()
+      await released
+    })
+    await isLocked
+    const running = load(live, killed, key)
+    try {
+      await waitForTraffic(running.result, 500)
+      const blocked = await waitFor(async () => {
+        const [session] = await sql<{ application_name: string }[]>`
+          SELECT application_name FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "usage_daily"%' AND application_name LIKE 'chatgate %' LIMIT 1`
+        return session?.application_name
+      }, 'a fold blocked inside its transaction')
+      const pid = Number(/^chatgate (\d+)-/.exec(blocked)![1])
+      const victim = instances.find((g) => g.proc.pid === pid)!
+      await kill(victim)
+      await waitForTraffic(running.result, running.result.received + 500)
+    } finally {
+      release()
+      await holding
+      await sql.end()
+    }
+    await expectExact(before, await running.stop())
+  }, 60_000)
+
+  test('Redis stopped: 503 limiter_unavailable at once and /health 503; Redis back: served again, no restart; nothing lost', async () => {
+    const before = await usageTotals(live()[0]!.url)
+    await cluster.redis.stop()
+    try {
+      for (const instance of live()) {
+        const response = await chat(instance.url, key)
+        expect(response.status).toBe(503)
+        expect(((await response.json()) as { error: { type: string; code: string } }).error).toMatchObject({
+          type: 'overloaded_error',
+          code: 'limiter_unavailable',
+        })
+        expect(response.headers.get('retry-after')).toBe('1')
+        const health = await fetch(`${instance.url}/health`)
+        expect(health.status).toBe(503)
+        expect(((await health.json()) as { ok: boolean; limiter: string }).limiter).toStartWith('unavailable')
+      }
+    } finally {
+      await cluster.redis.start()
+    }
+    for (const instance of live()) {
+      await waitFor(async () => (await chat(instance.url, key, 'back again')).status === 200, 'service to resume once Redis is back')
+      expect((await fetch(`${instance.url}/health`)).status).toBe(200)
+    }
+    const after = await usageTotals(live()[0]!.url)
+    expect(after.requests - before.requests).toBeGreaterThanOrEqual(live().length)
+  })
+
+  test('Postgres stopped: known keys are still served, usage waits in Redis and is folded when Postgres returns', async () => {
+    const before = await usageTotals(live()[0]!.url)
+    await cluster.postgres.stop()
+    let served = 0
+    let tokens = 0
+    try {
+      for (let i = 0; i < 30; i++) {
+        const instance = live()[i % live().length]!
+        const content = `while postgres is away ${i}`
+        const response = await chat(instance.url, key, content)
+        expect(response.status).toBe(200)
+        await response.json()
+        served++
+        tokens += words(content)
+      }
+      const health = await fetch(`${live()[0]!.url}/health`)
+      expect(health.status).toBe(200)
+      expect(((await health.json()) as { database: string }).database).toStartWith('unavailable')
+      // Reading usage needs the database: a 503 that says so, not a 500.
+      const usage = await fetch(`${live()[0]!.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
+      expect(usage.status).toBe(503)
+      expect(((await usage.json()) as { error: { code: string } }).error.code).toBe('database_unavailable')
+    } finally {
+      await cluster.postgres.start()
+    }
+    const after = await waitFor(() => usageTotals(live()[0]!.url).catch(() => null), 'usage to be readable once Postgres is back')
+    expect(after.requests - before.requests).toBe(served)
+    expect(after.prompt_tokens - before.prompt_tokens).toBe(tokens)
+  })
+})
