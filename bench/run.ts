@@ -2,13 +2,17 @@
  * `bun run bench`: the gateway's tax, measured side by side with the direct upstream and a bare Bun
  * proxy (the floor), with wrk, on 127.0.0.1. Prints one table and writes it as JSON to bench/results/.
  *
- *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory]
+ *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory] [--skip-cluster]
+ *
+ * The cluster scenario runs 3 gateway instances on one Postgres and one Redis (started here from
+ * Debian's packages, as the tests start them) beside the single instance on SQLite.
  */
 import type { Subprocess } from 'bun'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { postgresMissing, redisMissing, startPostgres, startRedis } from '../test/support/servers'
 
 const ROOT = join(import.meta.dir, '..')
 const { values: options } = parseArgs({
@@ -19,6 +23,7 @@ const { values: options } = parseArgs({
     warmup: { type: 'string', default: '2' },
     peer: { type: 'string' },
     'skip-memory': { type: 'boolean', default: false },
+    'skip-cluster': { type: 'boolean', default: false },
     'memory-requests': { type: 'string', default: '200000' },
   },
 })
@@ -91,9 +96,9 @@ for name, value in string.gmatch(headers, "([^:|]+):([^|]+)") do wrk.headers[nam
 
 const ms = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!
 
-function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): WrkResult {
+async function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
   const threads = Math.min(2, connections)
-  const run = Bun.spawnSync(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', LUA, url], {
+  const run = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', LUA, url], {
     env: {
       ...process.env,
       BENCH_BODY: body,
@@ -101,8 +106,10 @@ function wrk(url: string, connections: number, seconds: number, body: string, he
         .map(([k, v]) => `${k}:${v}`)
         .join('|'),
     },
+    stdout: 'pipe',
   })
-  const out = run.stdout.toString()
+  const out = await new Response(run.stdout).text()
+  await run.exited
   const percentile = (p: string) => {
     const match = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out)
     return match ? ms(match[1]!, match[2]!) : NaN
@@ -116,6 +123,25 @@ function wrk(url: string, connections: number, seconds: number, body: string, he
     p99: percentile('99'),
     errors: non2xx + socketErrors,
     requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
+  }
+}
+
+/**
+ * The same load spread over several instances, as a load balancer would: one wrk per instance, all
+ * at once, the connections shared out. Throughput and errors add up; p50 is the median of the
+ * instances' p50s and p99 the worst p99.
+ */
+async function wrkSpread(urls: string[], connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
+  if (connections === 1) return wrk(urls[0]!, 1, seconds, body, headers)
+  const share = (i: number) => Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0)
+  const results = await Promise.all(urls.map((url, i) => wrk(url, share(i), seconds, body, headers)))
+  const sorted = results.map((r) => r.p50).sort((a, b) => a - b)
+  return {
+    rps: results.reduce((sum, r) => sum + r.rps, 0),
+    p50: sorted[Math.floor(sorted.length / 2)]!,
+    p99: Math.max(...results.map((r) => r.p99)),
+    errors: results.reduce((sum, r) => sum + r.errors, 0),
+    requests: results.reduce((sum, r) => sum + r.requests, 0),
   }
 }
 
@@ -166,6 +192,8 @@ await waitForHealthy(`http://127.0.0.1:${relayPort}/`)
 interface Target {
   name: string
   url: string
+  /** Several instances behind one name (the cluster): the load is spread over them. */
+  urls?: string[]
   headers: Record<string, string>
   model: string
   pid?: number
@@ -205,6 +233,49 @@ if (options.peer === 'portkey') {
 
 const idleRssMb = rssMb(gateway.pid)
 
+// ---------------------------------------------------------------- cluster
+
+const CLUSTER_SIZE = 3
+let cluster: { pids: number[]; idleRssMb: number[]; dispose(): Promise<void> } | null = null
+const clusterMissing = options['skip-cluster'] ? 'skipped (--skip-cluster)' : (redisMissing() ?? postgresMissing())
+if (clusterMissing !== null) {
+  console.error(`cluster scenario not run: ${clusterMissing}`)
+} else {
+  const [redis, postgres] = await Promise.all([startRedis(), startPostgres()])
+  const clusterEnv = {
+    DATABASE_URL: await postgres.createDatabase(),
+    REDIS_URL: redis.url,
+    GATEWAY_CONFIG: configPath,
+    GATEWAY_DB: join(work, 'cluster', 'unused.sqlite'),
+  }
+  const made = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], { cwd: ROOT, env: { ...process.env, ...clusterEnv } })
+  const clusterKey = (JSON.parse(made.stdout.toString()) as { key: string }).key
+  const instances = await Promise.all(
+    Array.from({ length: CLUSTER_SIZE }, async () => {
+      const port = await freePort()
+      const child = start(['bun', 'src/main.ts'], { ...clusterEnv, PORT: String(port) })
+      await waitForHealthy(`http://127.0.0.1:${port}/health`)
+      return { child, url: `http://127.0.0.1:${port}/v1/chat/completions` }
+    }),
+  )
+  cluster = {
+    pids: instances.map((i) => i.child.pid),
+    idleRssMb: instances.map((i) => rssMb(i.child.pid)),
+    async dispose() {
+      for (const instance of instances) instance.child.kill('SIGTERM')
+      await Promise.all(instances.map((i) => i.child.exited))
+      await Promise.all([redis.dispose(), postgres.dispose()])
+    },
+  }
+  targets.push({
+    name: `cluster x${CLUSTER_SIZE}`,
+    url: instances[0]!.url,
+    urls: instances.map((i) => i.url),
+    headers: { Authorization: `Bearer ${clusterKey}` },
+    model: 'bench/fast',
+  })
+}
+
 // ---------------------------------------------------------------- load
 
 const scenarios = [
@@ -221,8 +292,9 @@ for (let run = 1; run <= RUNS; run++) {
   for (const scenario of scenarios) {
     for (const target of targets) {
       const body = bodyFor(target.model, scenario.stream)
-      wrk(target.url, scenario.connections, WARMUP, body, target.headers)
-      const result = wrk(target.url, scenario.connections, DURATION, body, target.headers)
+      const urls = target.urls ?? [target.url]
+      await wrkSpread(urls, scenario.connections, WARMUP, body, target.headers)
+      const result = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
       ;((samples[scenario.name] ??= {})[target.name] ??= []).push(result)
       console.error(
         `run ${run}/${RUNS} ${scenario.name.padEnd(10)} ${target.name.padEnd(10)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(3)} ms  p99 ${result.p99.toFixed(3)} ms  errors ${result.errors}`,
@@ -231,6 +303,8 @@ for (let run = 1; run <= RUNS; run++) {
   }
 }
 const peakRssMb = rssMb(gateway.pid, 'VmHWM')
+const clusterPeakRssMb = cluster?.pids.map((pid) => rssMb(pid, 'VmHWM')) ?? []
+await cluster?.dispose()
 
 // ---------------------------------------------------------------- memory check
 
@@ -240,17 +314,17 @@ if (!options['skip-memory']) {
   const body = bodyFor(target.model, false)
   const total = Number(options['memory-requests'])
   let sent = 0
-  const until = (count: number) => {
+  const until = async (count: number) => {
     while (sent < count) {
       const rate = Math.max(1000, samples['json c32']?.[target.name]?.[0]?.rps ?? 5000)
       const seconds = Math.max(1, Math.ceil(((count - sent) / rate) * 1.05))
-      sent += wrk(target.url, 32, seconds, body, target.headers).requests
+      sent += (await wrk(target.url, 32, seconds, body, target.headers)).requests
     }
   }
-  until(Math.round(total / 10))
+  await until(Math.round(total / 10))
   Bun.gc(true)
   const after20k = rssMb(gateway.pid)
-  until(total)
+  await until(total)
   const after200k = rssMb(gateway.pid)
   memory = { after20k, after200k, requests: sent, growthPct: ((after200k - after20k) / after20k) * 100 }
 }
@@ -299,6 +373,17 @@ for (const [scenario, byTarget] of Object.entries(summary)) {
 lines.push('')
 lines.push(`chatgate startup to first healthy /health: ${startupMs.toFixed(0)} ms`)
 lines.push(`chatgate RSS: idle ${idleRssMb.toFixed(1)} MB, peak under load ${peakRssMb.toFixed(1)} MB`)
+const clusterName = `cluster x${CLUSTER_SIZE}`
+const clusterC1 = summary['json c1']?.[clusterName]
+if (cluster && clusterC1) {
+  const single = summary['json c1']!.chatgate!
+  lines.push(
+    `cluster (${CLUSTER_SIZE} instances on Postgres + Redis) json c1 over one instance on SQLite: p50 +${(clusterC1.p50 - single.p50).toFixed(3)} ms, p99 +${(clusterC1.p99 - single.p99).toFixed(3)} ms`,
+  )
+  lines.push(
+    `cluster RSS per instance: idle ${cluster.idleRssMb.map((mb) => mb.toFixed(1)).join(' / ')} MB, peak under load ${clusterPeakRssMb.map((mb) => mb.toFixed(1)).join(' / ')} MB`,
+  )
+}
 if (memory) {
   lines.push(
     `memory check: RSS after ${Math.round(Number(options['memory-requests']) / 10)} requests ${memory.after20k.toFixed(1)} MB, after ${memory.requests} requests ${memory.after200k.toFixed(1)} MB (${memory.growthPct >= 0 ? '+' : ''}${memory.growthPct.toFixed(1)}%)`,
@@ -315,6 +400,7 @@ const checks = [
   [`peak RSS <= 120 MB`, peakRssMb <= 120],
   [`startup <= 300 ms`, startupMs <= 300],
   ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as [string, boolean]] : []),
+  ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as [string, boolean]] : []),
   ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
 ] as [string, boolean][]
 lines.push('')
@@ -326,7 +412,18 @@ const file = join(ROOT, 'bench/results', `${new Date().toISOString().replace(/[:
 writeFileSync(
   file,
   JSON.stringify(
-    { runs: RUNS, durationSeconds: DURATION, summary, samples, startupMs, idleRssMb, peakRssMb, memory, checks: Object.fromEntries(checks) },
+    {
+      runs: RUNS,
+      durationSeconds: DURATION,
+      summary,
+      samples,
+      startupMs,
+      idleRssMb,
+      peakRssMb,
+      cluster: cluster && { idleRssMb: cluster.idleRssMb, peakRssMb: clusterPeakRssMb },
+      memory,
+      checks: Object.fromEntries(checks),
+    },
     null,
     2,
   ),

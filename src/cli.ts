@@ -7,7 +7,6 @@ import { GatewayError, invalidRequest } from './errors'
 import { providerKinds } from './providers'
 import { formatUsd, nanosOfUsd } from './spend/price'
 import { localBase, openStores } from './gateway'
-import { foldSharedUsage } from './storage/redis'
 import type { Stores } from './storage/types'
 import { DAY_MS, utcDate } from './time'
 import { foldJournals } from './usage/recorder'
@@ -85,8 +84,9 @@ async function withStores<T>(use: (stores: Stores, env: GatewayEnv) => Promise<T
  * every journal beside the database, the running servers' included. The report is then exact.
  */
 function foldEverything(stores: Stores, env: GatewayEnv): Promise<void> {
-  if (env.redisUrl !== null) return foldSharedUsage(env.redisUrl, env.redisTimeoutMs, stores.usage)
-  return foldJournals(stores.usage, stores.journalBase ?? localBase(env))
+  if (env.redisUrl === null) return foldJournals(stores.usage, stores.journalBase ?? localBase(env))
+  const redisUrl = env.redisUrl
+  return import('./storage/redis').then(({ foldSharedUsage }) => foldSharedUsage(redisUrl, env.redisTimeoutMs, stores.usage))
 }
 
 /** The CLI authenticates nothing, so it keeps no key cache; servers see its changes by the key-table version. */

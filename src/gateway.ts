@@ -17,8 +17,7 @@ import { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/circuit'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
-import { openPostgresStores } from './storage/postgres'
-import { openSharedLimits, type SharedLimits } from './storage/redis'
+import type { SharedLimits } from './storage/redis'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
 import { builtInPrices } from './spend/price-table'
@@ -141,6 +140,8 @@ async function followConfig(gateway: Gateway): Promise<void> {
 /** Opens the database the environment names: Postgres with DATABASE_URL, else the SQLite file. */
 export async function openStores(env: GatewayEnv, instanceId: string): Promise<Stores> {
   if (env.databaseUrl === null) return openSqliteStores(env.dbPath)
+  // Loaded only when used: one instance on SQLite carries no Postgres driver in memory.
+  const { openPostgresStores } = await import('./storage/postgres')
   return openPostgresStores(env.databaseUrl, { applicationName: `chatgate ${instanceId}`, poolSize: env.pgPoolSize })
 }
 
@@ -165,6 +166,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     let limiter: Limiter
     let usage: UsagePipeline
     if (env.redisUrl !== null) {
+      const { openSharedLimits } = await import('./storage/redis')
       shared = await openSharedLimits({
         url: env.redisUrl,
         timeoutMs: env.redisTimeoutMs,

@@ -5,8 +5,19 @@ import { getTableConfig as sqliteTableConfig, type SQLiteTable } from 'drizzle-o
 import postgres from 'postgres'
 import * as pgSchema from '../db/pg/schema'
 import * as sqliteSchema from '../db/schema'
-import { openSqlite } from '../src/storage/sqlite/open'
+import { KeyService } from '../src/auth/key-service'
+import type { KeyRecord } from '../src/auth/keys'
+import { loadGatewayConfig } from '../src/config/load'
+import type { GatewayError } from '../src/errors'
+import { providerKinds } from '../src/providers'
+import { openPostgresStores } from '../src/storage/postgres'
 import { openPostgres } from '../src/storage/postgres/open'
+import { openSqliteStores } from '../src/storage/sqlite'
+import { openSqlite } from '../src/storage/sqlite/open'
+import type { Stores } from '../src/storage/types'
+import { UsageTotals } from '../src/usage/accumulator'
+import type { UsageEntry } from '../src/usage/entry'
+import type { BucketSums } from '../src/usage/store'
 import { tempDir } from './support/gateway'
 import { describeWithServers, type PostgresServer, startPostgres } from './support/servers'
 
@@ -91,6 +102,124 @@ describeWithServers('the migrated databases are in step', ['postgres'], () => {
     expect(pgColumns).toEqual(sqliteColumns)
   })
 })
+
+describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'], () => {
+  let server: PostgresServer
+  let sqlite: Stores
+  let pg: Stores
+  const dir = tempDir()
+  beforeAll(async () => {
+    server = await startPostgres()
+    sqlite = openSqliteStores(`${dir.path}/stores.sqlite`)
+    pg = await openPostgresStores(await server.createDatabase(), { applicationName: 'parity test', poolSize: 4 })
+  })
+  afterAll(async () => {
+    await Promise.all([sqlite?.close(), pg?.close()])
+    await server?.dispose()
+    dir[Symbol.dispose]()
+  })
+  const both = <T>(read: (stores: Stores) => Promise<T>) => Promise.all([read(sqlite), read(pg)])
+
+  test('config: the same config written, read back and versioned alike; a tier in use is refused by both', async () => {
+    const config = loadGatewayConfig(null, providerKinds)
+    const [fromSqlite, fromPg] = await both((stores) => stores.config.apply(config, 1_700_000_000_000, (stored) => stored))
+    expect(fromPg.routing).toEqual(fromSqlite.routing)
+    expect(fromPg.settings).toEqual(fromSqlite.settings)
+    const [readSqlite, readPg] = await both((stores) => stores.config.read())
+    expect(readPg).toEqual(readSqlite)
+    const [v1, v2] = await both((stores) => stores.config.version())
+    expect(v2).toBe(v1)
+    const free = config.tiers[0]!.name
+    await both((stores) => new KeyService(stores.keys, null).create({ name: 'holds a tier', tier: free }))
+    const without = { ...config, tiers: config.tiers.slice(1) }
+    const [refusedSqlite, refusedPg] = await both((stores) => stores.config.apply(without, 0, () => null).catch((error: GatewayError) => error))
+    expect(refusedPg).toMatchObject({ code: 'tier_in_use', param: `tiers.${free}`, message: (refusedSqlite as GatewayError).message })
+    expect(await pg.config.version()).toBe(v2)
+  })
+
+  test('usage: the same entries folded give the same rows, series, day buckets and quota baselines', async () => {
+    const random = seeded(7)
+    const start = Date.UTC(2026, 9, 28, 22, 0, 0)
+    const entries: UsageEntry[] = Array.from({ length: 600 }, () => ({
+      keyId: `key_${Math.floor(random() * 4)}`,
+      alias: ['local/echo', 'openai/fast'][Math.floor(random() * 2)]!,
+      upstream: ['local', 'openai'][Math.floor(random() * 2)]!,
+      error: random() < 0.1,
+      promptTokens: Math.floor(random() * 500),
+      completionTokens: Math.floor(random() * 900),
+      costNanos: Math.floor(random() * 5_000_000),
+      latencyMs: random() * 3000,
+      at: start + Math.floor(random() * 6 * 86_400_000),
+    }))
+    // Folded in three parts, the last one twice: the fold point makes the repeat a no-op in both.
+    for (const [seq, part] of [entries.slice(0, 200), entries.slice(200, 400), entries.slice(400)].entries()) {
+      const totals = new UsageTotals()
+      for (const entry of part) totals.add(entry)
+      await both((stores) => stores.usage.fold('parity', (folded) => (folded >= seq + 1 ? null : { totals, seq: seq + 1 })))
+      if (seq === 2) await both((stores) => stores.usage.fold('parity', (folded) => (folded >= seq + 1 ? null : { totals, seq: seq + 1 })))
+    }
+    const query = { from: '2026-10-28', to: '2026-11-04' }
+    const [rowsSqlite, rowsPg] = await both((stores) => stores.usageReads.rows(query))
+    expect(rowsPg).toEqual(rowsSqlite)
+    expect(rowsSqlite.reduce((sum, row) => sum + row.requests, 0)).toBe(600)
+    const from = start / 1000
+    for (const step of [60, 3600, 86_400]) {
+      const [a, b] = await both((stores) => stores.usageReads.minuteBuckets(step, from, from + 7 * 86_400, { keyId: 'key_1' }))
+      expect(sortBuckets(b)).toEqual(sortBuckets(a))
+    }
+    const [daysSqlite, daysPg] = await both((stores) => stores.usageReads.dayBuckets('2026-10-28', '2026-11-03', { alias: 'openai/fast' }))
+    expect(sortBuckets(daysPg)).toEqual(sortBuckets(daysSqlite))
+    expect(await pg.quotaBaseline.dayUsage('key_2', '2026-10-30')).toEqual(await sqlite.quotaBaseline.dayUsage('key_2', '2026-10-30'))
+    expect(await pg.quotaBaseline.monthUsage('key_3', '2026-11-01')).toEqual(await sqlite.quotaBaseline.monthUsage('key_3', '2026-11-01'))
+    const [seedSqlite, seedPg] = await both((stores) => stores.quotaBaseline.allKeys('2026-11-02', '2026-11-01'))
+    expect(seedPg).toEqual(seedSqlite)
+    expect(seedSqlite.size).toBe(4)
+    expect(await pg.usage.pruneMinutes(start + 3 * 86_400_000)).toBe(await sqlite.usage.pruneMinutes(start + 3 * 86_400_000))
+  })
+
+  test('keys: written, found, versioned and listed alike; exactly one first key', async () => {
+    const record = (id: string): KeyRecord => ({
+      id,
+      prefix: `sk-cg-${id}`.slice(0, 12),
+      hash: `hash-${id}`,
+      name: id,
+      tier: 'pro',
+      createdAt: 1_700_000_000_000 + id.length,
+      expiresAt: null,
+      revokedAt: null,
+      requestsPerMinute: 5,
+      tokensPerMinute: null,
+      maxConcurrent: null,
+      monthlyTokenQuota: null,
+      dailyRequestQuota: 9_000_000_000,
+      dailyBudgetNanos: 2_000_000_000_000,
+      monthlyBudgetNanos: null,
+    })
+    const [before] = await both((stores) => stores.keys.version())
+    expect(await both((stores) => stores.keys.insertFirst(record('first')))).toEqual([false, false])
+    await both((stores) => stores.keys.insert(record('parity-key')))
+    await both((stores) => stores.keys.update('parity-key', { revokedAt: 1_700_000_000_123 }))
+    const [foundSqlite, foundPg] = await both((stores) => stores.keys.find('parity-key'))
+    expect(foundPg).toEqual(foundSqlite)
+    expect(foundPg).toMatchObject({ revokedAt: 1_700_000_000_123, dailyRequestQuota: 9_000_000_000, dailyBudgetNanos: 2_000_000_000_000 })
+    const [listSqlite, listPg] = await both((stores) => stores.keys.list())
+    expect(listPg.map((k) => k.name)).toEqual(listSqlite.map((k) => k.name))
+    expect(await pg.keys.version()).toBeGreaterThan(before!)
+  })
+})
+
+/** Buckets in one order, whatever order the database returned them in. */
+const sortBuckets = (buckets: BucketSums[]) => [...buckets].sort((a, b) => a.bucket - b.bucket)
+
+/** A small deterministic generator (mulberry32), so the data is the same on every run. */
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
 
 /** SQLite reports a single-column INTEGER/TEXT primary key as nullable; Postgres makes every key column NOT NULL. */
 function isPrimaryKeyOnly(db: Database, column: { table_name: string; column_name: string }): boolean {
