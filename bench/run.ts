@@ -248,7 +248,10 @@ if (clusterMissing !== null) {
     GATEWAY_CONFIG: configPath,
     GATEWAY_DB: join(work, 'cluster', 'unused.sqlite'),
   }
-  const made = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], { cwd: ROOT, env: { ...process.env, ...clusterEnv } })
+  const made = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, ...clusterEnv },
+  })
   const clusterKey = (JSON.parse(made.stdout.toString()) as { key: string }).key
   const instances = await Promise.all(
     Array.from({ length: CLUSTER_SIZE }, async () => {

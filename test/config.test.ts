@@ -86,4 +86,19 @@ describe('environment', () => {
     expect(messageOf(() => readEnv({ GATEWAY_CONFIG: '/nonexistent/gateway.toml' }))).toContain('GATEWAY_CONFIG')
     expect(messageOf(() => readEnv({ GATEWAY_MAX_BODY_BYTES: '-1' }))).toContain('GATEWAY_MAX_BODY_BYTES')
   })
+
+  test('several instances: nothing set keeps SQLite and memory; DATABASE_URL and REDIS_URL are checked, never echoed', () => {
+    expect(readEnv({})).toMatchObject({ databaseUrl: null, redisUrl: null, redisTimeoutMs: 500, pgPoolSize: 10, pgListen: true })
+    const both = readEnv({ DATABASE_URL: 'postgres://gw:secret@db:5432/chatgate', REDIS_URL: 'redis://:secret@cache:6379/0', GATEWAY_PG_LISTEN: '0' })
+    expect(both).toMatchObject({ databaseUrl: 'postgres://gw:secret@db:5432/chatgate', redisUrl: 'redis://:secret@cache:6379/0', pgListen: false })
+    // Redis without Postgres would split state between hosts: refused, naming REDIS_URL.
+    expect(messageOf(() => readEnv({ REDIS_URL: 'redis://cache:6379' }))).toContain('REDIS_URL')
+    const wrongScheme = messageOf(() => readEnv({ DATABASE_URL: 'mysql://gw:secret@db/chatgate' }))
+    expect(wrongScheme).toContain('DATABASE_URL')
+    expect(wrongScheme).not.toContain('secret')
+    expect(messageOf(() => readEnv({ DATABASE_URL: 'not a url with secret' }))).not.toContain('secret')
+    expect(messageOf(() => readEnv({ DATABASE_URL: 'postgres://db/x', REDIS_URL: 'http://cache' }))).toContain('REDIS_URL')
+    expect(messageOf(() => readEnv({ GATEWAY_REDIS_TIMEOUT_MS: '0' }))).toContain('GATEWAY_REDIS_TIMEOUT_MS')
+    expect(messageOf(() => readEnv({ GATEWAY_PG_LISTEN: 'yes' }))).toContain('GATEWAY_PG_LISTEN')
+  })
 })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { adminFetch, chat, type Cluster, createKey, startCluster } from '../support/cluster'
 import type { GatewayProcess } from '../support/process'
-import { describeWithServers } from '../support/servers'
+import { describeWithServers, startRedis } from '../support/servers'
 import { waitFor } from '../support/wait'
 
 /** An upstream that holds requests until released, and records how many it ever held at once. */
@@ -261,6 +261,29 @@ describeWithServers('propagation without notifications (GATEWAY_PG_LISTEN=0 on t
         return response.status !== 200 && response.status
       }, 'the revoked key to be refused by an instance that does not LISTEN')
       expect(status).toBe(401)
+    }
+  })
+})
+
+describeWithServers('Redis settings checked at start', ['redis', 'postgres'], () => {
+  test('without persistence and with an eviction policy, the gateway warns naming both settings, and still serves', async () => {
+    const redis = await startRedis({ appendonly: false, maxmemoryPolicy: 'allkeys-lru' })
+    const cluster = await startCluster(config('http://127.0.0.1:9/v1'), { redis })
+    try {
+      const [instance] = (await cluster.start(1)) as [GatewayProcess]
+      const warnings = await waitFor(() => {
+        const lines = instance
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"level":"warn"'))
+        return lines.some((l) => l.includes('"setting":"appendonly"')) && lines.some((l) => l.includes('"setting":"maxmemory-policy"')) && lines
+      }, 'warnings naming appendonly and maxmemory-policy')
+      expect(warnings.join('\n')).toContain('allkeys-lru')
+      const { key } = await createKey(instance.url, { name: 'warned', tier: 'pro' })
+      expect((await chat(instance.url, key)).status).toBe(200)
+    } finally {
+      await cluster.dispose()
+      await redis.dispose()
     }
   })
 })

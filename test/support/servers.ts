@@ -1,7 +1,7 @@
 import { describe } from 'bun:test'
 import type { Subprocess } from 'bun'
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { constants, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { waitFor } from './wait'
 
@@ -85,6 +85,9 @@ function onExit(cleanup: () => void): void {
         }
       }
     })
+    // A signal ends the process without 'exit' handlers; and pg_ctl detaches Postgres into its own
+    // session, so a Ctrl-C on the terminal does not reach it. Exit instead, with the signal's code.
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => process.exit(128 + constants.signals[signal]))
   }
   cleanups.add(cleanup)
 }
@@ -246,6 +249,8 @@ export async function startRedis(options: RedisOptions = {}): Promise<RedisServe
       { cwd: dir, stdin: 'ignore', stdout: logFd, stderr: logFd },
     )
     closeSync(logFd)
+    // A server a test forgot to dispose of must not keep the test process alive: the exit handler kills it.
+    child.unref()
     proc = child
     const logSinceLaunch = () => readFileSync(logPath, 'utf8').slice(logStart)
     const ready = await waitFor(
