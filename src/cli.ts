@@ -84,7 +84,7 @@ async function withStores<T>(use: (stores: Stores, env: GatewayEnv) => Promise<T
  * every journal beside the database, the running servers' included. The report is then exact.
  */
 function foldEverything(stores: Stores, env: GatewayEnv): Promise<void> {
-  if (env.redisUrl === null) return foldJournals(stores.usage, stores.journalBase ?? localBase(env))
+  if (env.redisUrl === null) return foldJournals(stores.usage, stores.journalBase ?? localBase(env, 'usage'))
   const redisUrl = env.redisUrl
   return import('./storage/redis').then(({ foldSharedUsage }) => foldSharedUsage(redisUrl, env.redisTimeoutMs, stores.usage))
 }

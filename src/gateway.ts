@@ -145,8 +145,13 @@ export async function openStores(env: GatewayEnv, instanceId: string): Promise<S
   return openPostgresStores(env.databaseUrl, { applicationName: `chatgate ${instanceId}`, poolSize: env.pgPoolSize })
 }
 
-/** Where a process keeps files of its own beside a database that is not a local file: GATEWAY_DB's folder. */
-export const localBase = (env: GatewayEnv): string | null => (env.dbPath === ':memory:' ? null : join(dirname(env.dbPath), 'chatgate'))
+/**
+ * Where a process keeps journals of its own when the database is not a local file: GATEWAY_DB's
+ * folder, one name per kind (usage waiting for Postgres, settles waiting for Redis), so a process of
+ * one kind never takes the other kind's journals for its own.
+ */
+export const localBase = (env: GatewayEnv, kind: 'usage' | 'settles'): string | null =>
+  env.dbPath === ':memory:' ? null : join(dirname(env.dbPath), kind === 'usage' ? 'chatgate' : 'chatgate-settles')
 
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
@@ -173,13 +178,13 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         instanceId,
         baseline: stores.quotaBaseline,
         usageStore: stores.usage,
-        localBase: localBase(env),
+        localBase: localBase(env, 'settles'),
         log,
       })
       limiter = shared.limiter
       usage = shared.usage
     } else {
-      const base = stores.journalBase ?? localBase(env)
+      const base = stores.journalBase ?? localBase(env, 'usage')
       const recorder = await UsageRecorder.open(stores.usage, base === null ? null : UsageJournal.create(base), base)
       limiter = new MemoryLimiter(stores.quotaBaseline, recorder)
       usage = recorder

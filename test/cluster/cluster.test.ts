@@ -1,46 +1,9 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
-import { adminFetch, chat, type Cluster, createKey, startCluster } from '../support/cluster'
+import { adminFetch, chat, type Cluster, createKey, heldUpstream, startCluster } from '../support/cluster'
 import type { GatewayProcess } from '../support/process'
 import { describeWithServers, startRedis } from '../support/servers'
 import { waitFor } from '../support/wait'
-
-/** An upstream that holds requests until released, and records how many it ever held at once. */
-function heldUpstream() {
-  const held: (() => void)[] = []
-  let inFlight = 0
-  let most = 0
-  const server = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(req) {
-      const body = (await req.json()) as { model: string }
-      inFlight++
-      most = Math.max(most, inFlight)
-      await new Promise<void>((resolve) => held.push(resolve))
-      inFlight--
-      return Response.json({
-        id: 'chatcmpl-held',
-        object: 'chat.completion',
-        created: 1_700_000_000,
-        model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-      })
-    },
-  })
-  return {
-    url: `http://127.0.0.1:${server.port}/v1`,
-    get held() {
-      return held.length
-    },
-    get most() {
-      return most
-    },
-    release: () => held.splice(0).forEach((resolve) => resolve()),
-    stop: () => void server.stop(true),
-  }
-}
 
 const config = (upstreamUrl: string, extraAlias = '') => `
 [tiers.free]

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
-import { chat, type Cluster, createKey, startCluster, usageTotals } from '../support/cluster'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { chat, type Cluster, createKey, heldUpstream, startCluster, usageTotals } from '../support/cluster'
 import type { GatewayProcess } from '../support/process'
 import { describeWithServers } from '../support/servers'
 import { waitFor } from '../support/wait'
@@ -210,5 +212,55 @@ describeWithServers('failures: instances killed, Redis and Postgres away', ['red
     const after = await waitFor(() => usageTotals(live()[0]!.url).catch(() => null), 'usage to be readable once Postgres is back')
     expect(after.requests - before.requests).toBe(served)
     expect(after.prompt_tokens - before.prompt_tokens).toBe(tokens)
+  })
+})
+
+describeWithServers('settles that wait for Redis', ['redis', 'postgres'], () => {
+  test('answered while Redis was away: the responses go out, the settles wait in the local journal, and land once, even after a SIGKILL, through the next process on that data directory', async () => {
+    const upstream = heldUpstream()
+    const cluster = await startCluster(`${CONFIG}
+[upstreams.held]
+kind = "openai"
+base_url = "${upstream.url}"
+max_retries = 0
+
+[aliases."held/model"]
+targets = [{ upstream = "held", model = "m" }]
+`)
+    try {
+      const [first] = (await cluster.start(1)) as [GatewayProcess]
+      const { key } = await createKey(first.url, { name: 'waits', tier: 'pro' })
+      const before = await usageTotals(first.url)
+      // Admitted while Redis is up, held at the upstream, answered after Redis went away.
+      const answers = Promise.all(Array.from({ length: 6 }, (_, i) => chat(first.url, key, `held ${i}`, 'held/model')))
+      await waitFor(() => upstream.held === 6, 'six requests held at the upstream')
+      await cluster.redis.stop()
+      upstream.release()
+      const responses = await answers
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200])
+      // Each settle is in the instance's journal before its response went out.
+      const journal = join(cluster.dir, 'data')
+      const kept = () =>
+        readdirSync(journal)
+          .filter((name) => name.startsWith('chatgate-settles.usage-'))
+          .flatMap((name) => readFileSync(join(journal, name), 'utf8').split('\n').filter(Boolean))
+      expect(kept()).toHaveLength(6)
+      await first.stop('SIGKILL')
+      await cluster.redis.start()
+      const [next] = (await cluster.start(1)) as [GatewayProcess]
+      const after = await waitFor(async () => {
+        const totals = await usageTotals(next.url)
+        return totals.requests - before.requests === 6 && totals
+      }, 'the six kept settles to be counted')
+      expect(after.prompt_tokens - before.prompt_tokens).toBe(6)
+      expect(kept()).toHaveLength(0)
+      // Counted once: nothing more arrives.
+      expect((await chat(next.url, key)).status).toBe(200)
+      expect((await usageTotals(next.url)).requests - before.requests).toBe(7)
+    } finally {
+      upstream.release()
+      await cluster.dispose()
+      upstream.stop()
+    }
   })
 })

@@ -90,3 +90,40 @@ export async function usageTotals(
   return ((await response.json()) as { totals: { requests: number; errors: number; prompt_tokens: number; completion_tokens: number; cost_usd: number } })
     .totals
 }
+
+/** An upstream that holds requests until released, and records how many it ever held at once. */
+export function heldUpstream() {
+  const held: (() => void)[] = []
+  let inFlight = 0
+  let most = 0
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      const body = (await req.json()) as { model: string }
+      inFlight++
+      most = Math.max(most, inFlight)
+      await new Promise<void>((resolve) => held.push(resolve))
+      inFlight--
+      return Response.json({
+        id: 'chatcmpl-held',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      })
+    },
+  })
+  return {
+    url: `http://127.0.0.1:${server.port}/v1`,
+    get held() {
+      return held.length
+    },
+    get most() {
+      return most
+    },
+    release: () => held.splice(0).forEach((resolve) => resolve()),
+    stop: () => void server.stop(true),
+  }
+}

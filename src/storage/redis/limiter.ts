@@ -131,8 +131,9 @@ export class RedisLimiter implements Limiter {
   }
 
   private async send(entry: UsageEntry): Promise<void> {
+    if (entry.admissionId === undefined) throw new Error('a settle without its admission id cannot be sent')
     const tokens = entry.promptTokens + entry.completionTokens
-    await this.redis.run(SCRIPTS.settle, [prefixOf(entry.keyId)], [entry.admissionId!, String(tokens), String(entry.costNanos), streamEntry(entry)])
+    await this.redis.run(SCRIPTS.settle, [prefixOf(entry.keyId)], [entry.admissionId, String(tokens), String(entry.costNanos), streamEntry(entry)])
   }
 
   /** Frees an admission that was never used (its answer timed out); a no-op if it was never made. */
@@ -212,8 +213,13 @@ export class RedisLimiter implements Limiter {
       for (const [id, prefix] of this.inFlight) args.push(prefix, id)
       this.redis.run(SCRIPTS.renew, [], args).catch((error: unknown) => this.logError(error, 'renewing concurrency leases in Redis failed'))
     }, leaseMs / 3)
+    // Kept settles go every second; journals left by processes that died on this data directory are
+    // looked for at start and every 10 s (a directory listing).
+    let tick = 0
     const replay = setInterval(() => {
-      if (pending.size > 0) this.replayPending().catch((error: unknown) => this.logError(error, 'sending kept settles to Redis failed; retried in a second'))
+      if (pending.size > 0 || tick++ % 10 === 0) {
+        this.replayPending().catch((error: unknown) => this.logError(error, 'sending kept settles to Redis failed; retried in a second'))
+      }
     }, 1000)
     renew.unref()
     replay.unref()

@@ -54,7 +54,7 @@ export class PendingSettles {
       const orphan = claimOrphan(file)
       if (orphan === null) continue
       try {
-        for (const batch of readJournal(file.path)) for (const entry of batch.entries) if (entry.admissionId !== undefined) await settle(entry)
+        for (const batch of readJournal(file.path)) for (const entry of batch.entries) await settle(entry)
         orphan.remove()
       } finally {
         orphan.release()
