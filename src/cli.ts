@@ -4,6 +4,7 @@ import { keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './a
 import { type GatewayEnv, readEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
 import { GatewayError, invalidRequest } from './errors'
+import { createLogger } from './log'
 import { providerKinds } from './providers'
 import { formatUsd, nanosOfUsd } from './spend/price'
 import { localBase, openStores } from './gateway'
@@ -83,10 +84,12 @@ async function withStores<T>(use: (stores: Stores, env: GatewayEnv) => Promise<T
  * Makes every request recorded so far readable: the shared usage stream (several instances), or
  * every journal beside the database, the running servers' included. The report is then exact.
  */
-function foldEverything(stores: Stores, env: GatewayEnv): Promise<void> {
-  if (env.redisUrl === null) return foldJournals(stores.usage, stores.journalBase ?? localBase(env, 'usage'))
-  const redisUrl = env.redisUrl
-  return import('./storage/redis').then(({ foldSharedUsage }) => foldSharedUsage(redisUrl, env.redisTimeoutMs, stores.usage))
+async function foldEverything(stores: Stores, env: GatewayEnv): Promise<void> {
+  await foldJournals(stores.usage, stores.journalBase ?? localBase(env, 'usage'))
+  if (env.redisUrl === null) return
+  const { foldSharedUsage } = await import('./storage/redis')
+  // Its messages go to stderr: stdout is the report.
+  await foldSharedUsage(env.redisUrl, env.redisTimeoutMs, stores.usage, createLogger(env.logLevel, { write: (line) => void process.stderr.write(line) }))
 }
 
 /** The CLI authenticates nothing, so it keeps no key cache; servers see its changes by the key-table version. */

@@ -23,7 +23,7 @@ import type { Stores } from './storage/types'
 import { builtInPrices } from './spend/price-table'
 import { DAY_MS } from './time'
 import { UsageJournal } from './usage/journal'
-import { type UsagePipeline, UsageRecorder } from './usage/recorder'
+import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
 
 export const VERSION: string = pkg.version
@@ -132,7 +132,8 @@ export async function reloadConfig(gateway: Gateway): Promise<{ source: string; 
 async function followConfig(gateway: Gateway): Promise<void> {
   if ((await gateway.stores.config.version()) === gateway.configVersion) return
   const stored = await gateway.stores.config.read()
-  if (stored === null || stored.version === gateway.configVersion) return
+  // Only forward: a reload here may have installed a newer version while this read ran.
+  if (stored === null || stored.version <= gateway.configVersion) return
   useRouting(gateway, stored, routingOf(stored, gateway.env, gateway.prices))
   gateway.log.info({ source: stored.settings.source, version: stored.version }, 'config changed by another process: routing rebuilt from the database')
 }
@@ -183,6 +184,8 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       })
       limiter = shared.limiter
       usage = shared.usage
+      // Usage a process journaled here before REDIS_URL was set (Postgres alone) is folded, not forgotten.
+      await foldOrphanJournals(stores.usage, localBase(env, 'usage'))
     } else {
       const base = stores.journalBase ?? localBase(env, 'usage')
       const recorder = await UsageRecorder.open(stores.usage, base === null ? null : UsageJournal.create(base), base)
@@ -257,9 +260,19 @@ export function watchStores(gateway: Gateway, intervalMs = 250): () => void {
 /** Starts what runs in the background: the usage pipeline, and with Redis the lease renewals. */
 export function startBackground(gateway: Gateway): void {
   gateway.shared?.limiter.start()
-  gateway.usage.start((error) =>
-    gateway.log.error({ reason: (error as Error).message }, 'folding usage into the database failed; it waits (journal or Redis) and is retried in a second'),
-  )
+  // A database away for a while fails a fold every second: one line per 10 s says so, with the count.
+  let failed = 0
+  let lastLine = Number.NEGATIVE_INFINITY
+  gateway.usage.start((error) => {
+    failed++
+    if (performance.now() - lastLine < 10_000) return
+    lastLine = performance.now()
+    gateway.log.error(
+      { reason: (error as Error).message, failed },
+      'folding usage into the database failed; it waits (journal or Redis) and is retried every second',
+    )
+    failed = 0
+  })
 }
 
 /** Stops background work, folds the last usage, and closes the stores. */
@@ -294,6 +307,8 @@ export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () =
   return () => clearInterval(timer)
 }
 
+const HEALTH_TIMEOUT_MS = 1000
+
 export interface Health {
   ok: boolean
   database: string
@@ -307,8 +322,9 @@ export interface Health {
  * keys are still served and usage waits in Redis, so a load balancer should keep sending traffic.
  */
 export async function checkHealth(gateway: Gateway): Promise<Health> {
+  // A database that does not answer within a second is reported as such: a balancer's check must not hang.
   const state = (ping: Promise<void>) =>
-    ping.then(
+    Promise.race([ping, Bun.sleep(HEALTH_TIMEOUT_MS).then(() => Promise.reject(new Error(`no answer within ${HEALTH_TIMEOUT_MS} ms`)))]).then(
       () => 'ok',
       (error: unknown) => `unavailable: ${(error as Error).message}`,
     )

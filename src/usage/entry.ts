@@ -16,6 +16,8 @@ export interface UsageEntry {
    * again (its answer was lost, or it waited for Redis in a local journal) count once.
    */
   admissionId?: string
+  /** The shared limiter's epoch when it admitted the request: tells a settle sent twice from one whose admission Redis lost. */
+  admissionEpoch?: string
 }
 
 /** Usage rows of requests that never reached an upstream (every circuit open) use this upstream name. */

@@ -31,12 +31,13 @@ export type EncodedEntry = [
   costNanos?: number,
   /** Present only for entries that wait to be settled with a shared limiter. */
   admissionId?: string,
+  admissionEpoch?: string,
 ]
 
 /** An entry as one JSON array: journals and the Redis usage stream store entries this way. */
 export function encodeEntry(e: UsageEntry): EncodedEntry {
   const encoded: EncodedEntry = [e.keyId, e.alias, e.upstream, e.error ? 1 : 0, e.promptTokens, e.completionTokens, e.latencyMs, e.at, e.costNanos]
-  if (e.admissionId !== undefined) encoded.push(e.admissionId)
+  if (e.admissionId !== undefined) encoded.push(e.admissionId, e.admissionEpoch ?? '')
   return encoded
 }
 

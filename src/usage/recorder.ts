@@ -75,6 +75,9 @@ export class JournalFolder {
  */
 export const foldJournals = (store: UsageStore, dbPath: string | null): Promise<void> => new JournalFolder(store, dbPath).foldOthers(null, 'fold')
 
+/** Folds and removes the journals of processes that are gone (a process that now keeps no journal of its own). */
+export const foldOrphanJournals = (store: UsageStore, dbPath: string | null): Promise<void> => new JournalFolder(store, dbPath).foldOthers(null, 'skip')
+
 type Settle = { resolve: () => void; reject: (error: unknown) => void }
 
 /**

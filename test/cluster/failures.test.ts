@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import postgres from 'postgres'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { chat, type Cluster, createKey, heldUpstream, startCluster, usageTotals } from '../support/cluster'
+import { adminFetch, chat, type Cluster, createKey, heldUpstream, startCluster, usageTotals } from '../support/cluster'
 import type { GatewayProcess } from '../support/process'
 import { describeWithServers } from '../support/servers'
 import { waitFor } from '../support/wait'
@@ -202,10 +202,15 @@ describeWithServers('failures: instances killed, Redis and Postgres away', ['red
       const health = await fetch(`${live()[0]!.url}/health`)
       expect(health.status).toBe(200)
       expect(((await health.json()) as { database: string }).database).toStartWith('unavailable')
-      // Reading usage needs the database: a 503 that says so, not a 500.
+      // What needs the database gets a 503 that says so, never a 500: reading usage, a key this
+      // instance has not seen (it may have been made elsewhere), the admin API.
       const usage = await fetch(`${live()[0]!.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })
-      expect(usage.status).toBe(503)
-      expect(((await usage.json()) as { error: { code: string } }).error.code).toBe('database_unavailable')
+      const unknown = await chat(live()[1]!.url, `sk-cg-${'u'.repeat(40)}`)
+      const keys = await adminFetch(live()[0]!.url, '/admin/keys')
+      for (const refused of [usage, unknown, keys]) {
+        expect(refused.status).toBe(503)
+        expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('database_unavailable')
+      }
     } finally {
       await cluster.postgres.start()
     }

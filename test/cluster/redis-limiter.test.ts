@@ -63,8 +63,8 @@ describeWithServers('the Redis limiter scripts', ['redis'], () => {
     )
     return { id, reply: (await redis.run(SCRIPTS.admit, [`cg:k:${key}`], args)) as (number | string)[] }
   }
-  const settle = async (key: string, id: string, tokens: number, cost: number, now: number, entry = '["k","a","u",0,1,1,1,1,0]') =>
-    (await redis.run(SCRIPTS.settle, [`cg:k:${key}`], [id, String(tokens), String(cost), entry, `now=${now}`])) as number[]
+  const settle = async (key: string, id: string, tokens: number, cost: number, now: number, entry = '["k","a","u",0,1,1,1,1,0]', epoch = 'test-epoch') =>
+    (await redis.run(SCRIPTS.settle, [`cg:k:${key}`], [id, String(tokens), String(cost), entry, epoch, `now=${now}`])) as number[]
 
   test('requests per minute: a sliding window, exact at its edge, with Retry-After to the moment a request frees', async () => {
     const t0 = 1_800_000_000_000
@@ -91,7 +91,7 @@ describeWithServers('the Redis limiter scripts', ['redis'], () => {
     const t0 = 1_800_000_000_000
     const l = limits(1000, { tokensPerMinute: 100 })
     const first = await admit('c', l, t0)
-    expect(await settle('c', first.id, 60, 0, t0 + 1000)).toEqual([1, 1, t0 + 1000])
+    expect(await settle('c', first.id, 60, 0, t0 + 1000)).toEqual([1, (t0 + 1000) * 1000, t0 + 1000])
     const second = await admit('c', l, t0 + 2000)
     await settle('c', second.id, 50, 0, t0 + 5000)
     const refused = (await admit('c', l, t0 + 10_000)).reply
@@ -107,7 +107,40 @@ describeWithServers('the Redis limiter scripts', ['redis'], () => {
     expect(done).toBe(1)
     expect(await settle('d', id, 5, 7, t0 + 20)).toEqual([0])
     expect(await redis.send('XLEN', ['cg:usage'])).toBe(1)
-    expect(seq).toBe(1)
+    expect(seq).toBe((t0 + 10) * 1000)
+  })
+
+  test('a settle whose admission Redis lost (a new epoch) still counts its usage, once', async () => {
+    const t0 = 1_800_000_000_000
+    const { id } = await admit('lost', limits(10), t0)
+    // Redis lost its data and was seeded again: the admission is gone, the epoch is new.
+    await redis.send('FLUSHALL', [])
+    await redis.send('SET', ['cg:ready', 'epoch-after-loss'])
+    const [outcome, seq] = await settle('lost', id, 5, 70, t0 + 10)
+    expect(outcome).toBe(2)
+    expect(seq).toBe((t0 + 10) * 1000)
+    expect(await redis.send('XLEN', ['cg:usage'])).toBe(1)
+    expect(await redis.send('HGET', [`cg:k:lost:d:${Math.floor((t0 + 10) / 86_400_000)}`, 'c'])).toBe('70')
+    // Sent again, it is one more lost admission: what makes a replay safe is the journal being emptied
+    // once a replay succeeded, and the same-epoch rule for answers that were lost.
+    const { id: second } = await admit('lost', limits(10), t0 + 20)
+    expect((await settle('lost', second, 1, 1, t0 + 30, undefined, 'epoch-after-loss'))[0]).toBe(1)
+    expect(await settle('lost', second, 1, 1, t0 + 40, undefined, 'epoch-after-loss')).toEqual([0])
+  })
+
+  test('sequence numbers never go back, even when Redis loses its last writes', async () => {
+    const t0 = 1_800_000_000_000
+    const first = await admit('seq', limits(10), t0)
+    const [, one] = await settle('seq', first.id, 1, 0, t0)
+    const second = await admit('seq', limits(10), t0)
+    const [, two] = await settle('seq', second.id, 1, 0, t0)
+    expect(two).toBe(one! + 1)
+    // The counter's last writes are lost (an AOF that had not reached the disk): a later time still
+    // numbers above everything handed out before.
+    await redis.send('DEL', ['cg:seq'])
+    const third = await admit('seq', limits(10), t0 + 5)
+    const [, three] = await settle('seq', third.id, 1, 0, t0 + 5)
+    expect(three).toBeGreaterThan(two!)
   })
 
   test('concurrency: leases; a lease not renewed lapses with its reservation, a renewed one stays', async () => {
@@ -119,7 +152,7 @@ describeWithServers('the Redis limiter scripts', ['redis'], () => {
     expect((await admit('e', l, t0 + 1000)).reply.slice(0, 3)).toEqual([0, 'concurrency', 1000])
     expect(await redis.send('HGET', ['cg:k:e:rs', '_t'])).toBe('200')
     // b's instance renews its lease; a's instance is gone.
-    expect(await redis.run(SCRIPTS.renew, [], ['15000', 'cg:k:e', b.id, `now=${t0 + 10_000}`])).toBe(1)
+    expect(await redis.run(SCRIPTS.renew, [], ['15000', 'cg:k:e', b.id, '100', `now=${t0 + 10_000}`])).toBe(1)
     const c = await admit('e', l, t0 + 15_001, 100)
     expect(c.reply[0]).toBe(1)
     expect(await redis.send('HGET', ['cg:k:e:rs', '_t'])).toBe('200')
@@ -127,6 +160,40 @@ describeWithServers('the Redis limiter scripts', ['redis'], () => {
     // a's late settle still counts its usage once, and frees nothing twice.
     expect((await settle('e', a.id, 1, 1, t0 + 16_000))[0]).toBe(1)
     expect(await redis.send('HGET', ['cg:k:e:rs', '_t'])).toBe('200')
+  })
+
+  test('a lease that lapsed while its request still runs is taken again, with its reservation, at the next renewal', async () => {
+    const t0 = 1_800_000_000_000
+    const l = limits(1000, { maxConcurrent: 1, dailyBudgetNanos: 1_000_000 })
+    const held = await admit('r', l, t0, 300)
+    // Its instance could not reach Redis for longer than a lease: another admission frees the slot.
+    const other = await admit('r', l, t0 + 16_000, 100)
+    expect(other.reply[0]).toBe(1)
+    expect(await redis.send('HGET', ['cg:k:r:rs', '_t'])).toBe('100')
+    // Back in touch, the instance renews: the running request holds its slot and reservation again.
+    expect(await redis.run(SCRIPTS.renew, [], ['15000', 'cg:k:r', held.id, '300', `now=${t0 + 16_500}`])).toBe(1)
+    expect(await redis.send('HGET', ['cg:k:r:rs', '_t'])).toBe('400')
+    expect(await redis.send('ZCARD', ['cg:k:r:fl'])).toBe(2)
+    // A settled admission is not renewed back.
+    await settle('r', held.id, 1, 1, t0 + 17_000)
+    expect(await redis.run(SCRIPTS.renew, [], ['15000', 'cg:k:r', held.id, '300', `now=${t0 + 17_500}`])).toBe(0)
+    expect(await redis.send('ZCARD', ['cg:k:r:fl'])).toBe(1)
+  })
+
+  test('a refusal reads at most 1,000 entries of a window, and its wait is never too short', async () => {
+    const t0 = 1_800_000_000_000
+    // 1,200 settles of one token, a millisecond apart.
+    for (let i = 0; i < 1200; i++) {
+      const { id } = await admit('scan', limits(100_000), t0 + i)
+      await settle('scan', id, 1, 0, t0 + i)
+    }
+    // With 100 tokens a minute, 1,101 of them must leave: the exact wait ends when the one at t0 + 1100
+    // leaves. That is past the 1,000 entries read, so the answer is when the newest (t0 + 1199) leaves.
+    const now = t0 + 2000
+    const refused = (await admit('scan', limits(100_000, { tokensPerMinute: 100 }), now)).reply
+    expect(refused.slice(0, 3)).toEqual([0, 'tokens', t0 + 1199 + 60_000 - now])
+    // Within the 1,000 read, the wait is exact.
+    expect((await admit('scan', limits(100_000, { tokensPerMinute: 1000 }), now)).reply.slice(0, 3)).toEqual([0, 'tokens', t0 + 200 + 60_000 - now])
   })
 
   test('budgets: settled spend plus reservations; refused at the budget until the next UTC day', async () => {

@@ -44,10 +44,16 @@ const UNREACHABLE = new Set([
 /** Postgres's own codes for a server shutting down or starting up (class 57P). */
 const SHUTTING_DOWN = /^57P0[1-4]$/
 
-/** Whether an error says the database is out of reach (down, restarting, network) rather than a bug. */
+/**
+ * Whether an error says the database is out of reach (down, restarting, network) rather than a bug.
+ * Drizzle wraps the driver's error in its own (`cause`), so the whole chain is looked at.
+ */
 export function isUnreachable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && (UNREACHABLE.has(code) || SHUTTING_DOWN.test(code))
+  for (let link = error, depth = 0; link !== null && typeof link === 'object' && depth < 5; link = (link as { cause?: unknown }).cause, depth++) {
+    const code = (link as { code?: unknown }).code
+    if (typeof code === 'string' && (UNREACHABLE.has(code) || SHUTTING_DOWN.test(code))) return true
+  }
+  return false
 }
 
 /**
@@ -81,7 +87,14 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     connect_timeout: 5,
     idle_timeout: 60,
     onnotice: () => {},
-    connection: { application_name: options.applicationName },
+    connection: {
+      application_name: options.applicationName,
+      // A frozen or cut-off instance must not hold a lock for long: a fold waiting on a lock gives up
+      // (and is retried a second later), and a transaction left idle is ended by the server.
+      statement_timeout: 30_000,
+      lock_timeout: 10_000,
+      idle_in_transaction_session_timeout: 30_000,
+    },
   })
   const db = drizzle(sql, { schema }) as PgDb
   // The lock is held on a connection of its own, so the pool stays free for the migrations, whatever its size.

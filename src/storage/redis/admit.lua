@@ -6,10 +6,11 @@
 --          4 daily request quota, 5 monthly token quota, 6 daily budget, 7 monthly budget
 --          (nano-dollars; -1: none), 8 budget reservation (nano-dollars), 9 request id,
 --          10 lease (ms), 11 how long an unsettled admission is remembered (ms)
--- Returns  {1, requests in window, tokens in window, ms until the oldest request leaves}: admitted
+-- Returns  {1, requests in window, tokens in window, ms until the oldest request leaves, epoch}: admitted
 --          {0, reason, retry after (ms), requests in window, tokens in window, ms until the oldest leaves}: refused
 --          {-1}: not seeded (the counters were lost, or never set): seed, then ask again
-if redis.call('EXISTS', 'cg:ready') == 0 then return { -1 } end
+local epoch = redis.call('GET', 'cg:ready')
+if not epoch then return { -1 } end
 
 local prefix = KEYS[1]
 local rpm, tpm, max_concurrent = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -64,4 +65,4 @@ if reserve > 0 then
   redis.call('PEXPIRE', reservations, 3 * lease_ms)
 end
 redis.call('SET', 'cg:r:' .. id, '1', 'PX', remember_ms)
-return { 1, requests, tokens, until_oldest_leaves(rq_log, now) }
+return { 1, requests, tokens, until_oldest_leaves(rq_log, now), epoch }

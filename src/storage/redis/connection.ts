@@ -13,15 +13,26 @@ export class RedisTimeout extends Error {
   }
 }
 
+/** A call that was never sent: there was no connection. Nothing of it can run on the server. */
+export class RedisNotSent extends Error {
+  constructor(reason: string) {
+    super(`Redis is not connected: ${reason}`)
+  }
+}
+
 /** Fewest milliseconds between two reconnects started here. */
 const RECONNECT_EVERY_MS = 200
+/** Calls in a row that time out before the connection is taken for dead and replaced. */
+const TIMEOUTS_BEFORE_RECONNECT = 3
 
 /**
  * Bun's built-in Redis client behind a small, defensive surface:
  * - every call has a timeout (the client has none of its own);
  * - no offline queue: while Redis is down a call fails at once instead of waiting for it;
  * - reconnects are ours: after a failure a fresh client is connected (at most every 200 ms), rather
- *   than relying on the client's own reconnect loop, which gives up after its retries;
+ *   than relying on the client's own reconnect loop, which gives up after its retries; a connection
+ *   whose calls time out three times in a row (a half-open socket, a Redis that moved) is replaced
+ *   too, since the socket may stay "connected" for minutes;
  * - scripts run by EVALSHA, and are sent whole once when Redis answers NOSCRIPT (a restarted or
  *   flushed Redis forgets them).
  */
@@ -29,6 +40,7 @@ export class RedisConnection {
   private client: RedisClient
   private connecting: Promise<void> | null = null
   private lastReconnect = 0
+  private timeoutsInARow = 0
   private closed = false
 
   constructor(
@@ -50,20 +62,24 @@ export class RedisConnection {
 
   /** Connects (or reconnects) now; resolves once connected, rejects when Redis cannot be reached. */
   connect(): Promise<void> {
-    this.connecting ??= (async () => {
-      try {
-        if (!this.client.connected) {
-          this.lastReconnect = performance.now()
-          const stale = this.client
-          this.client = this.newClient()
-          stale.close()
-          await this.client.connect()
-        }
-      } finally {
-        this.connecting = null
-      }
-    })()
-    return this.connecting
+    if (this.connecting) return this.connecting
+    if (this.client.connected) return Promise.resolve()
+    this.lastReconnect = performance.now()
+    const stale = this.client
+    this.client = this.newClient()
+    stale.close()
+    const connecting = this.client.connect().finally(() => {
+      if (this.connecting === connecting) this.connecting = null
+    })
+    this.connecting = connecting
+    return connecting
+  }
+
+  /** Drops the connection and connects afresh (a socket that stopped answering). */
+  private replace(): void {
+    this.timeoutsInARow = 0
+    this.client.close()
+    this.reconnectSoon()
   }
 
   /** Starts a reconnect in the background when the connection is down (rate-limited). */
@@ -72,17 +88,24 @@ export class RedisConnection {
     this.connect().catch(() => {})
   }
 
-  /** Sends one command; rejects with RedisTimeout past the timeout, or with the client's error. */
+  /** Sends one command; rejects with RedisNotSent without a connection, RedisTimeout past the timeout, or the server's error. */
   async send(command: string, args: string[]): Promise<unknown> {
     if (!this.client.connected) {
       this.reconnectSoon()
-      if (this.connecting) await this.withTimeout(command, this.connecting)
-      else throw new Error('Redis is not connected')
+      if (!this.connecting) throw new RedisNotSent('reconnecting shortly')
+      try {
+        await this.withTimeout('connect', this.connecting)
+      } catch (error) {
+        throw new RedisNotSent((error as Error).message)
+      }
     }
     try {
-      return await this.withTimeout(command, this.client.send(command, args))
+      const reply = await this.withTimeout(command, this.client.send(command, args))
+      this.timeoutsInARow = 0
+      return reply
     } catch (error) {
-      if (!this.client.connected) this.reconnectSoon()
+      if (error instanceof RedisTimeout && ++this.timeoutsInARow >= TIMEOUTS_BEFORE_RECONNECT) this.replace()
+      else if (!this.client.connected) this.reconnectSoon()
       throw error
     }
   }

@@ -49,7 +49,7 @@ export async function openSharedLimits(options: SharedLimitsOptions): Promise<Sh
   const limiter = new RedisLimiter(redis, { instanceId, leaseMs: LEASE_MS, rememberMs: REMEMBER_MS, baseline, pending: PendingSettles.create(localBase), log })
   return {
     limiter,
-    usage: new RedisUsageStream(redis, usageStore),
+    usage: new RedisUsageStream(redis, usageStore, log),
     ping: async () => {
       if ((await redis.send('PING', [])) !== 'PONG') throw new Error('Redis did not answer PONG')
     },
@@ -91,11 +91,11 @@ async function checkSettings(redis: RedisConnection, log: Logger): Promise<void>
 }
 
 /** The shared usage stream alone, for a process that only reads usage (the CLI): fold it, then close. */
-export async function foldSharedUsage(url: string, timeoutMs: number, store: UsageStore): Promise<void> {
+export async function foldSharedUsage(url: string, timeoutMs: number, store: UsageStore, log: Logger): Promise<void> {
   const redis = new RedisConnection(url, timeoutMs)
   try {
     await redis.connect()
-    await new RedisUsageStream(redis, store).fold()
+    await new RedisUsageStream(redis, store, log).fold()
   } finally {
     redis.close()
   }

@@ -4,7 +4,7 @@ import type { Logger } from '../../log'
 import { DAY_MS, utcDate } from '../../time'
 import type { UsageEntry } from '../../usage/entry'
 import { encodeEntry } from '../../usage/journal'
-import { limiterUnavailable, type RedisConnection, RedisTimeout } from './connection'
+import { limiterUnavailable, type RedisConnection, RedisNotSent } from './connection'
 import type { PendingSettles } from './pending'
 import { SCRIPTS } from './scripts'
 
@@ -28,8 +28,8 @@ const ceilSeconds = (ms: number) => (ms <= 0 ? 0 : Math.max(1, Math.ceil(ms / 10
 const prefixOf = (keyId: string) => `cg:k:${keyId}`
 const limitArg = (value: number | null) => (value === null ? '-1' : String(value))
 
-/** The usage entry as the stream stores it: without the admission id, which only the settle needs. */
-const streamEntry = ({ admissionId: _, ...entry }: UsageEntry) => JSON.stringify(encodeEntry(entry))
+/** The usage entry as the stream stores it: without the admission, which only the settle needs. */
+const streamEntry = ({ admissionId: _, admissionEpoch: __, ...entry }: UsageEntry) => JSON.stringify(encodeEntry(entry))
 
 /**
  * Limits shared by every instance, kept in Redis. One script admits a request (request window,
@@ -44,8 +44,8 @@ const streamEntry = ({ admissionId: _, ...entry }: UsageEntry) => JSON.stringify
  */
 export class RedisLimiter implements Limiter {
   private readonly states = new Map<string, { state: LimitState; at: number }>()
-  /** This instance's admissions in flight (id -> key prefix), whose leases it renews. */
-  private readonly inFlight = new Map<string, string>()
+  /** This instance's admissions in flight, whose leases it renews: id -> the key's prefix and the reservation. */
+  private readonly inFlight = new Map<string, { prefix: string; reserve: number }>()
   private next = 0
   private seeding: Promise<void> | null = null
   private timers: Timer[] = []
@@ -70,6 +70,8 @@ export class RedisLimiter implements Limiter {
   }
 
   async admit(keyId: string, limits: KeyLimits, now: number, reserveNanos = 0): Promise<Admission> {
+    // Settles kept while Redis was away go first: their spend counts before anything new is admitted.
+    if (this.options.pending.size > 0) await this.replayPending().catch(() => {})
     const prefix = prefixOf(keyId)
     const id = `${this.options.instanceId}:${(++this.next).toString(36)}`
     const args = [
@@ -90,8 +92,8 @@ export class RedisLimiter implements Limiter {
       try {
         reply = (await this.redis.run(SCRIPTS.admit, [prefix], args)) as (number | string)[]
       } catch (error) {
-        // A call that timed out may still run: give the admission back if it did.
-        if (error instanceof RedisTimeout) this.giveBack(prefix, id)
+        // A call that was sent may have run though its answer was lost: give the admission back if it did.
+        if (!(error instanceof RedisNotSent)) this.giveBack(prefix, id)
         throw this.unavailable(error)
       }
       if (reply[0] !== -1) break
@@ -104,9 +106,9 @@ export class RedisLimiter implements Limiter {
       const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
       return { ok: false, state, ...refusalFor(hit, limits, retryMs) }
     }
-    const [, requests, tokens, resetMs] = reply as [1, number, number, number]
+    const [, requests, tokens, resetMs, epoch] = reply as [1, number, number, number, string]
     const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
-    this.inFlight.set(id, prefix)
+    this.inFlight.set(id, { prefix, reserve: reserveNanos })
     let settled = false
     return {
       ok: true,
@@ -115,7 +117,7 @@ export class RedisLimiter implements Limiter {
         if (settled) return SETTLED
         settled = true
         this.inFlight.delete(id)
-        return this.settle({ ...entry, admissionId: id })
+        return this.settle({ ...entry, admissionId: id, admissionEpoch: epoch })
       },
     }
   }
@@ -133,12 +135,23 @@ export class RedisLimiter implements Limiter {
   private async send(entry: UsageEntry): Promise<void> {
     if (entry.admissionId === undefined) throw new Error('a settle without its admission id cannot be sent')
     const tokens = entry.promptTokens + entry.completionTokens
-    await this.redis.run(SCRIPTS.settle, [prefixOf(entry.keyId)], [entry.admissionId, String(tokens), String(entry.costNanos), streamEntry(entry)])
+    const [outcome] = (await this.redis.run(
+      SCRIPTS.settle,
+      [prefixOf(entry.keyId)],
+      [entry.admissionId, String(tokens), String(entry.costNanos), streamEntry(entry), entry.admissionEpoch ?? ''],
+    )) as number[]
+    if (outcome === 2) {
+      this.options.log.warn(
+        { key_id: entry.keyId },
+        'Redis lost the admission of a request it settles (its data was lost or reset): the usage is counted, its limits were reset with the data',
+      )
+    }
   }
 
-  /** Frees an admission that was never used (its answer timed out); a no-op if it was never made. */
+  /** Frees an admission whose answer was lost (a timeout, a dropped connection); a no-op if it was never made. */
   private giveBack(prefix: string, id: string): void {
-    this.redis.run(SCRIPTS.settle, [prefix], [id, '0', '0', '']).catch(() => {})
+    // No entry and nothing to charge: when the admission was not made, this changes nothing.
+    this.redis.run(SCRIPTS.settle, [prefix], [id, '0', '0', '', '']).catch(() => {})
   }
 
   private remember(keyId: string, limits: KeyLimits, requests: number, tokens: number, resetMs: number, now: number): LimitState {
@@ -210,7 +223,7 @@ export class RedisLimiter implements Limiter {
     const renew = setInterval(() => {
       if (this.inFlight.size === 0) return
       const args = [String(leaseMs)]
-      for (const [id, prefix] of this.inFlight) args.push(prefix, id)
+      for (const [id, { prefix, reserve }] of this.inFlight) args.push(prefix, id, String(reserve))
       this.redis.run(SCRIPTS.renew, [], args).catch((error: unknown) => this.logError(error, 'renewing concurrency leases in Redis failed'))
     }, leaseMs / 3)
     // Kept settles go every second; journals left by processes that died on this data directory are

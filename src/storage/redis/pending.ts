@@ -11,10 +11,11 @@ export class PendingSettles {
   private entries: UsageEntry[] = []
   private seq = 0
   private replaying: Promise<void> | null = null
+  private closed = false
 
   constructor(
     /** This process's journal; null: kept in memory only (no local data directory). */
-    private readonly journal: UsageJournal | null,
+    private journal: UsageJournal | null,
     /** Where the journals are: the orphans of processes that are gone are replayed from here. */
     private readonly base: string | null,
   ) {}
@@ -29,6 +30,11 @@ export class PendingSettles {
 
   /** Keeps a settle for later; durable once this returns (one write to the journal). */
   keep(entry: UsageEntry): void {
+    // A request cut at shutdown may settle after close: it gets a journal of its own, left for the next start.
+    if (this.closed && this.base !== null) {
+      this.journal = UsageJournal.create(this.base)
+      this.closed = false
+    }
     this.journal?.append(++this.seq, [entry])
     this.entries.push(entry)
   }
@@ -64,6 +70,9 @@ export class PendingSettles {
 
   /** Removes this process's journal; only once nothing is kept (else it stays for the next start). */
   close(): void {
-    if (this.journal && this.entries.length === 0) this.journal.remove()
+    if (this.journal && this.entries.length === 0) {
+      this.journal.remove()
+      this.closed = true
+    }
   }
 }

@@ -8,13 +8,14 @@
 --   P:d:<day>    hash for a UTC day (days since the epoch): rq (requests admitted), c (spend settled)
 --   P:m:<yyyymm> hash for a UTC month: tk (tokens settled), c (spend settled)
 -- and, shared: cg:r:<request id> (an admission not settled yet), cg:ready (the seed's epoch),
--- cg:seq (the usage sequence), cg:usage (the usage stream).
+-- cg:seq (the last usage sequence number), cg:usage (the usage stream). The scripts build these
+-- names themselves rather than take them all as KEYS: one Redis server is assumed, not a Cluster.
 
 local WINDOW = 60000
 local DAY = 86400000
 
--- The time, from Redis's clock, so every instance counts on one clock. A test may pass its own
--- (the last ARGV, when it is "now=<ms>"); the gateway never does.
+-- The time, from Redis's clock, so every instance counts on one clock. The limiter's tests pass
+-- their own as a last ARGV "now=<ms>"; the gateway never sends an argument of that form.
 local function now_ms()
   local last = ARGV[#ARGV]
   if last and string.sub(last, 1, 4) == 'now=' then return tonumber(string.sub(last, 5)) end
@@ -116,19 +117,20 @@ local function until_oldest_leaves(log, now)
 end
 
 -- Milliseconds until the log's total drops to `target` or below as old entries leave the window.
+-- Reads at most 1,000 entries: past that, the time the newest entry leaves is a safe answer (no
+-- later than the exact one), and a key refused again and again cannot make Redis read 60,000.
 local function until_at_most(log, total, target, now)
-  local from = 0
-  while total > target do
+  for from = 0, 900, 100 do
     local entries = redis.call('LRANGE', log, from, from + 99)
-    if #entries == 0 then break end
+    if #entries == 0 then return 0 end
     for _, entry in ipairs(entries) do
       local t, amount = split(entry)
       total = total - amount
       if total <= target then return t + WINDOW - now end
     end
-    from = from + 100
   end
-  return 0
+  local newest = split(redis.call('LINDEX', log, -1))
+  return newest + WINDOW - now
 end
 
 -- Frees one request's concurrency lease and budget reservation, if still held.

@@ -2,12 +2,17 @@ import { UsageTotals } from '../../usage/accumulator'
 import { decodeEntry, type EncodedEntry } from '../../usage/journal'
 import type { UsagePipeline } from '../../usage/recorder'
 import type { UsageStore } from '../../usage/store'
-import type { RedisConnection } from './connection'
+import type { Logger } from '../../log'
+import type { UsageEntry } from '../../usage/entry'
+import { limiterUnavailable, type RedisConnection } from './connection'
 
 /** Entries read and folded per transaction. */
 const BATCH = 5000
 
 type StreamEntry = [id: string, fields: string[]]
+
+/** The stream's fold point in the database: its sequence numbers never go back (see settle.lua), so one name serves for good. */
+const FOLD_POINT = 'redis'
 
 /**
  * Folds the usage stream that every instance's settles append to (cg:usage, one entry per request
@@ -16,19 +21,17 @@ type StreamEntry = [id: string, fields: string[]]
  * transaction (the point's row is locked while it does), so an entry is added once whoever folds,
  * and a fold killed halfway adds nothing. Folded entries are then trimmed from the stream. While
  * the database is out of reach, entries wait in Redis.
- *
- * The fold point is named after the stream's epoch (set when Redis was seeded): a Redis that lost
- * its data starts a new stream whose numbers start again, under a new name.
  */
 export class RedisUsageStream implements UsagePipeline {
-  /** The fold point this instance last saw, per epoch: where its next read starts. */
-  private point = { epoch: '', seq: 0 }
+  /** The fold point this instance last saw: where its next read starts. */
+  private point = 0
   private folding: Promise<void> | null = null
   private timer: Timer | null = null
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly store: UsageStore,
+    private readonly log: Logger,
   ) {}
 
   /** Folds everything in the stream now; one fold at a time per instance, a call meanwhile waits for it and folds again. */
@@ -39,29 +42,37 @@ export class RedisUsageStream implements UsagePipeline {
   }
 
   private async foldAll(): Promise<void> {
-    const epoch = (await this.redis.send('GET', ['cg:ready'])) as string | null
-    if (epoch === null) return
-    if (this.point.epoch !== epoch) this.point = { epoch, seq: 0 }
     for (;;) {
-      const entries = (await this.redis.send('XRANGE', ['cg:usage', `${this.point.seq + 1}-0`, '+', 'COUNT', String(BATCH)])) as StreamEntry[]
+      const entries = (await this.redisCall('XRANGE', ['cg:usage', `${this.point + 1}-0`, '+', 'COUNT', String(BATCH)])) as StreamEntry[]
       if (entries.length === 0) return
-      let stored = this.point.seq
+      let stored = this.point
       let last = stored
-      await this.store.fold(`redis:${epoch}`, (foldedSeq) => {
+      await this.store.fold(FOLD_POINT, (foldedSeq) => {
         stored = foldedSeq
         const totals = new UsageTotals()
         for (const [id, fields] of entries) {
           const seq = Number(id.slice(0, id.indexOf('-')))
           if (seq <= foldedSeq) continue
-          totals.add(streamUsage(fields))
           last = seq
+          const usage = streamUsage(fields)
+          if (usage) totals.add(usage)
+          else this.log.error({ entry: id, fields }, 'a usage stream entry that cannot be read was skipped')
         }
-        return totals.empty ? null : { totals, seq: last }
+        return last === foldedSeq ? null : { totals, seq: last }
       })
-      this.point.seq = Math.max(stored, last)
+      this.point = Math.max(stored, last)
       // Folded entries leave the stream (those before the point, whoever folded them).
-      await this.redis.send('XTRIM', ['cg:usage', 'MINID', `${this.point.seq + 1}-0`])
+      await this.redisCall('XTRIM', ['cg:usage', 'MINID', `${this.point + 1}-0`])
       if (entries.length < BATCH) return
+    }
+  }
+
+  /** A Redis call for the fold: Redis away is a 503 `limiter_unavailable` to a reader waiting on it, not a 500. */
+  private async redisCall(command: string, args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.send(command, args)
+    } catch {
+      throw limiterUnavailable()
     }
   }
 
@@ -85,13 +96,18 @@ export class RedisUsageStream implements UsagePipeline {
   }
 }
 
-/** A stream entry's usage: the entry as settled, at the time Redis settled it (the clock the limits used). */
-function streamUsage(fields: string[]) {
+/** A stream entry's usage, at the time Redis settled it (the clock the limits used); null when it cannot be read. */
+function streamUsage(fields: string[]): UsageEntry | null {
   let encoded = ''
-  let at = 0
+  let at = Number.NaN
   for (let i = 0; i < fields.length; i += 2) {
     if (fields[i] === 'e') encoded = fields[i + 1]!
     else if (fields[i] === 't') at = Number(fields[i + 1])
   }
-  return { ...decodeEntry(JSON.parse(encoded) as EncodedEntry), at }
+  try {
+    const entry = { ...decodeEntry(JSON.parse(encoded) as EncodedEntry), at }
+    return typeof entry.keyId === 'string' && Number.isFinite(at) ? entry : null
+  } catch {
+    return null
+  }
 }
