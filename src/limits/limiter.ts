@@ -24,6 +24,15 @@ export interface LimitState {
   tokensRemaining: number
 }
 
+/** The state of a key nothing has been counted for: every allowance whole. */
+export const untouchedState = (limits: KeyLimits): LimitState => ({
+  limit: limits.requestsPerMinute,
+  remaining: limits.requestsPerMinute,
+  resetSeconds: 0,
+  tokenLimit: limits.tokensPerMinute,
+  tokensRemaining: limits.tokensPerMinute,
+})
+
 export type Admission =
   | {
       ok: true

@@ -1,6 +1,6 @@
 import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
 import type { UsageSink } from '../usage/recorder'
-import type { Admission, KeyLimits, Limiter, LimitState, QuotaBaseline } from './limiter'
+import { type Admission, type KeyLimits, type Limiter, type LimitState, type QuotaBaseline, untouchedState } from './limiter'
 import { type LimitHit, refusalFor } from './refusals'
 
 const WINDOW_MS = MINUTE_MS
@@ -197,15 +197,7 @@ export class MemoryLimiter implements Limiter {
 
   peek(keyId: string, limits: KeyLimits, now: number): LimitState {
     const state = this.keys.get(keyId)
-    if (!state) {
-      return {
-        limit: limits.requestsPerMinute,
-        remaining: limits.requestsPerMinute,
-        resetSeconds: 0,
-        tokenLimit: limits.tokensPerMinute,
-        tokensRemaining: limits.tokensPerMinute,
-      }
-    }
+    if (!state) return untouchedState(limits)
     state.requests.advance(now)
     state.tokens.advance(now)
     return this.stateOf(state, limits, now)

@@ -1,6 +1,7 @@
 import { UsageTotals } from './accumulator'
 import type { UsageEntry } from './entry'
 import { claimOrphan, type JournalBatch, listJournals, readJournal, type UsageJournal } from './journal'
+import { repeat } from './repeat'
 import type { FoldPlan, UsageStore } from './store'
 
 /** The write side of usage, as a limiter settling a request sees it. */
@@ -105,7 +106,7 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
   /** The fold point this process last wrote; another value in the store means the CLI folded. */
   private foldedSeq = 0
   private folding: Promise<void> | null = null
-  private timer: Timer | null = null
+  private stopTimer: (() => void) | null = null
   private readonly others: JournalFolder
 
   private constructor(
@@ -198,22 +199,13 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
    * nothing: the entries stay in memory and in the journal for the next one.
    */
   start(onFoldError: (error: unknown) => void, intervalMs = 1000): void {
-    let running = false
-    this.timer ??= setInterval(() => {
-      if (running) return
-      running = true
-      this.fold()
-        .then(() => this.others.foldOthers(this.journal?.id ?? null, 'skip'))
-        .catch(onFoldError)
-        .finally(() => (running = false))
-    }, intervalMs)
-    this.timer.unref()
+    this.stopTimer ??= repeat(() => this.fold().then(() => this.others.foldOthers(this.journal?.id ?? null, 'skip')), intervalMs, onFoldError)
   }
 
   /** Folds what is left, then removes the journal: the file first, then its fold point. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = null
+    this.stopTimer?.()
+    this.stopTimer = null
     await this.fold()
     if (this.journal) {
       this.journal.remove()

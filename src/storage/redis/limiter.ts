@@ -1,9 +1,10 @@
-import type { Admission, KeyLimits, Limiter, LimitState, QuotaBaseline } from '../../limits/limiter'
+import { type Admission, type KeyLimits, type Limiter, type LimitState, type QuotaBaseline, untouchedState } from '../../limits/limiter'
 import { type LimitHit, refusalFor } from '../../limits/refusals'
 import type { Logger } from '../../log'
 import { DAY_MS, utcDate } from '../../time'
 import type { UsageEntry } from '../../usage/entry'
 import { encodeEntry } from '../../usage/journal'
+import { repeat } from '../../usage/repeat'
 import { limiterUnavailable, type RedisConnection, RedisNotSent } from './connection'
 import type { PendingSettles } from './pending'
 import { SCRIPTS } from './scripts'
@@ -48,7 +49,7 @@ export class RedisLimiter implements Limiter {
   private readonly inFlight = new Map<string, { prefix: string; reserve: number }>()
   private next = 0
   private seeding: Promise<void> | null = null
-  private timers: Timer[] = []
+  private stopTimers: () => void = () => {}
   private lastSweep = 0
   private lastErrorLog = 0
 
@@ -60,13 +61,7 @@ export class RedisLimiter implements Limiter {
   peek(keyId: string, limits: KeyLimits, now: number): LimitState {
     const known = this.states.get(keyId)
     if (known && now - known.at < STATE_TTL_MS) return known.state
-    return {
-      limit: limits.requestsPerMinute,
-      remaining: limits.requestsPerMinute,
-      resetSeconds: 0,
-      tokenLimit: limits.tokensPerMinute,
-      tokensRemaining: limits.tokensPerMinute,
-    }
+    return untouchedState(limits)
   }
 
   async admit(keyId: string, limits: KeyLimits, now: number, reserveNanos = 0): Promise<Admission> {
@@ -220,23 +215,30 @@ export class RedisLimiter implements Limiter {
   /** Renews this instance's leases and sends kept settles again, until stopped. */
   start(): void {
     const { leaseMs, pending } = this.options
-    const renew = setInterval(() => {
-      if (this.inFlight.size === 0) return
-      const args = [String(leaseMs)]
-      for (const [id, { prefix, reserve }] of this.inFlight) args.push(prefix, id, String(reserve))
-      this.redis.run(SCRIPTS.renew, [], args).catch((error: unknown) => this.logError(error, 'renewing concurrency leases in Redis failed'))
-    }, leaseMs / 3)
+    const renew = repeat(
+      async () => {
+        if (this.inFlight.size === 0) return
+        const args = [String(leaseMs)]
+        for (const [id, { prefix, reserve }] of this.inFlight) args.push(prefix, id, String(reserve))
+        await this.redis.run(SCRIPTS.renew, [], args)
+      },
+      leaseMs / 3,
+      (error) => this.logError(error, 'renewing concurrency leases in Redis failed'),
+    )
     // Kept settles go every second; journals left by processes that died on this data directory are
     // looked for at start and every 10 s (a directory listing).
     let tick = 0
-    const replay = setInterval(() => {
-      if (pending.size > 0 || tick++ % 10 === 0) {
-        this.replayPending().catch((error: unknown) => this.logError(error, 'sending kept settles to Redis failed; retried in a second'))
-      }
-    }, 1000)
-    renew.unref()
-    replay.unref()
-    this.timers.push(renew, replay)
+    const replay = repeat(
+      async () => {
+        if (pending.size > 0 || tick++ % 10 === 0) await this.replayPending()
+      },
+      1000,
+      (error) => this.logError(error, 'sending kept settles to Redis failed; retried in a second'),
+    )
+    this.stopTimers = () => {
+      renew()
+      replay()
+    }
   }
 
   /** Sends the settles kept while Redis was away (and those of this host's processes that are gone). */
@@ -246,8 +248,7 @@ export class RedisLimiter implements Limiter {
 
   /** Stops the timers and sends what is kept one last time; what still cannot go stays in the local journal. */
   async stop(): Promise<void> {
-    for (const timer of this.timers) clearInterval(timer)
-    this.timers = []
+    this.stopTimers()
     await this.replayPending().catch(() => {})
     this.options.pending.close()
   }

@@ -1,6 +1,7 @@
 import { UsageTotals } from '../../usage/accumulator'
 import { decodeEntry, type EncodedEntry } from '../../usage/journal'
 import type { UsagePipeline } from '../../usage/recorder'
+import { repeat } from '../../usage/repeat'
 import type { UsageStore } from '../../usage/store'
 import type { Logger } from '../../log'
 import type { UsageEntry } from '../../usage/entry'
@@ -26,7 +27,7 @@ export class RedisUsageStream implements UsagePipeline {
   /** The fold point this instance last saw: where its next read starts. */
   private point = 0
   private folding: Promise<void> | null = null
-  private timer: Timer | null = null
+  private stopTimer: (() => void) | null = null
 
   constructor(
     private readonly redis: RedisConnection,
@@ -77,21 +78,13 @@ export class RedisUsageStream implements UsagePipeline {
   }
 
   start(onFoldError: (error: unknown) => void, intervalMs = 1000): void {
-    let running = false
-    this.timer ??= setInterval(() => {
-      if (running) return
-      running = true
-      this.fold()
-        .catch(onFoldError)
-        .finally(() => (running = false))
-    }, intervalMs)
-    this.timer.unref()
+    this.stopTimer ??= repeat(() => this.fold(), intervalMs, onFoldError)
   }
 
   /** A last fold; what cannot be folded now (the database away) stays in the stream for the others. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    this.timer = null
+    this.stopTimer?.()
+    this.stopTimer = null
     await this.fold()
   }
 }

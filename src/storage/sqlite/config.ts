@@ -2,7 +2,7 @@ import { and, count, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, configState, tiers, upstreams } from '../../../db/schema'
 import { type ConfigStore, type GatewayConfig, settingsOf, type StoredConfig } from '../../config/types'
 import { storedRoutingOf, tierInUse, unnamed } from '../config-sync'
-import type { Db, DbOrTx } from './open'
+import { type Db, type DbOrTx, screenedVersion } from './open'
 
 /**
  * Writes the config's tiers, upstreams and aliases into the database in one transaction: the file
@@ -95,14 +95,11 @@ function readStoredConfig(db: DbOrTx): StoredConfig | null {
  * another connection commits: a watch costs one pragma while nobody writes.
  */
 export class SqliteConfigStore implements ConfigStore {
-  private readonly readVersion
-  private readonly dataVersion
-  private seenDataVersion = -1
-  private lastVersion = 0
+  private readonly configVersion
 
   constructor(private readonly db: Db) {
-    this.readVersion = db.select({ version: configState.version }).from(configState).where(eq(configState.id, 1)).prepare()
-    this.dataVersion = db.$client.query<{ data_version: number }, []>('PRAGMA data_version')
+    const readVersion = db.select({ version: configState.version }).from(configState).where(eq(configState.id, 1)).prepare()
+    this.configVersion = screenedVersion(db, () => readVersion.get()?.version ?? 0)
   }
 
   async apply<T>(config: GatewayConfig, now: number, build: (stored: StoredConfig) => T): Promise<T> {
@@ -119,17 +116,12 @@ export class SqliteConfigStore implements ConfigStore {
       { behavior: 'immediate' },
     )
     // This connection's own commit leaves data_version as it was: the version it wrote is noted here.
-    this.lastVersion = written
+    this.configVersion.note(written)
     return built
   }
 
   async version(): Promise<number> {
-    const dataVersion = this.dataVersion.get()?.data_version ?? -1
-    if (dataVersion !== this.seenDataVersion) {
-      this.seenDataVersion = dataVersion
-      this.lastVersion = this.readVersion.get()?.version ?? 0
-    }
-    return this.lastVersion
+    return this.configVersion.read()
   }
 
   async read(): Promise<StoredConfig | null> {

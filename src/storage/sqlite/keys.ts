@@ -1,7 +1,7 @@
 import { desc, eq, or, sql } from 'drizzle-orm'
 import { apiKeys, keyTableVersion, tiers } from '../../../db/schema'
 import type { KeyRecord, KeyStore } from '../../auth/keys'
-import type { Db } from './open'
+import { type Db, screenedVersion } from './open'
 
 /**
  * The `api_keys` table. Every write raises the key-table version in the same transaction. Reading
@@ -9,23 +9,19 @@ import type { Db } from './open'
  * commits and touches no table: an unknown key costs one pragma when nothing was written at all.
  */
 export class SqliteKeyStore implements KeyStore {
-  private readonly readVersion
+  private readonly keyVersion
   private readonly bumpVersion
-  private readonly dataVersion
   private readonly findByIdOrPrefix
   private readonly findTier
-  /** data_version at the last version read, and what that read returned. */
-  private seenDataVersion = -1
-  private lastVersion = 0
 
   constructor(private readonly db: Db) {
-    this.readVersion = db.select({ version: keyTableVersion.version }).from(keyTableVersion).where(eq(keyTableVersion.id, 1)).prepare()
+    const readVersion = db.select({ version: keyTableVersion.version }).from(keyTableVersion).where(eq(keyTableVersion.id, 1)).prepare()
+    this.keyVersion = screenedVersion(db, () => readVersion.get()?.version ?? 0)
     this.bumpVersion = db
       .insert(keyTableVersion)
       .values({ id: 1, version: 1 })
       .onConflictDoUpdate({ target: keyTableVersion.id, set: { version: sql`${keyTableVersion.version} + 1` } })
       .prepare()
-    this.dataVersion = db.$client.query<{ data_version: number }, []>('PRAGMA data_version')
     const id = sql.placeholder('id')
     this.findByIdOrPrefix = db
       .select()
@@ -44,12 +40,7 @@ export class SqliteKeyStore implements KeyStore {
    * its cache itself. Any other process's write does, and then the version is read.
    */
   async version(): Promise<number> {
-    const dataVersion = this.dataVersion.get()?.data_version ?? -1
-    if (dataVersion !== this.seenDataVersion) {
-      this.seenDataVersion = dataVersion
-      this.lastVersion = this.readVersion.get()?.version ?? 0
-    }
-    return this.lastVersion
+    return this.keyVersion.read()
   }
 
   async all(): Promise<KeyRecord[]> {

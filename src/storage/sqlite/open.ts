@@ -60,3 +60,27 @@ export function openSqlite(path: string): SqliteDatabase {
   migrateOnce(db)
   return { sqlite, db, path: path === ':memory:' ? null : path, close: () => sqlite.close() }
 }
+
+/**
+ * A version number kept in a row, read cheaply: SQLite's `data_version` changes only when another
+ * connection commits, so the row is read again only then. This connection's own writes leave it as
+ * it was; `note` records the version such a write produced.
+ */
+export function screenedVersion(db: Db, readRow: () => number): { read(): number; note(version: number): void } {
+  const dataVersion = db.$client.query<{ data_version: number }, []>('PRAGMA data_version')
+  let seen = -1
+  let last = 0
+  return {
+    read() {
+      const current = dataVersion.get()?.data_version ?? -1
+      if (current !== seen) {
+        seen = current
+        last = readRow()
+      }
+      return last
+    },
+    note(version) {
+      last = version
+    },
+  }
+}
