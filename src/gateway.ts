@@ -11,7 +11,7 @@ import { headerNames, type HeaderNames } from './http/headers'
 import type { Limiter } from './limits/limiter'
 import { MemoryLimiter } from './limits/memory'
 import { RequestObserver } from './observe/observer'
-import type { Logger } from './log'
+import { atMostEvery, type Logger } from './log'
 import { GatewayMetrics } from './observe/metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/circuit'
@@ -232,11 +232,10 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
  */
 export function watchStores(gateway: Gateway, intervalMs = 250): () => void {
   const { log } = gateway
-  let lastError = 0
+  // An outage must not flood the log: one line a second at most.
+  const mayLog = atMostEvery(1000)
   const failed = (what: string) => (error: unknown) => {
-    // An outage must not flood the log: one line a second at most.
-    if (performance.now() - lastError < 1000) return
-    lastError = performance.now()
+    if (!mayLog()) return
     log.error({ reason: (error as Error).message }, `reading ${what} changed by other processes failed; retried shortly`)
   }
   const keys = () => void gateway.keyCache.reloadIfChanged().catch(failed('keys'))
@@ -262,11 +261,10 @@ export function startBackground(gateway: Gateway): void {
   gateway.shared?.limiter.start()
   // A database away for a while fails a fold every second: one line per 10 s says so, with the count.
   let failed = 0
-  let lastLine = Number.NEGATIVE_INFINITY
+  const mayLog = atMostEvery(10_000)
   gateway.usage.start((error) => {
     failed++
-    if (performance.now() - lastLine < 10_000) return
-    lastLine = performance.now()
+    if (!mayLog()) return
     gateway.log.error(
       { reason: (error as Error).message, failed },
       'folding usage into the database failed; it waits (journal or Redis) and is retried every second',

@@ -90,3 +90,17 @@ export function createLogger(level: LogLevel, destination?: LogDestination): Log
     flush,
   }
 }
+
+/**
+ * A gate that opens at most once per `intervalMs`: for a line an outage would otherwise repeat many
+ * times a second. The first call opens it.
+ */
+export function atMostEvery(intervalMs: number): () => boolean {
+  let last = Number.NEGATIVE_INFINITY
+  return () => {
+    const now = performance.now()
+    if (now - last < intervalMs) return false
+    last = now
+    return true
+  }
+}

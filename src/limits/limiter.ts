@@ -24,14 +24,20 @@ export interface LimitState {
   tokensRemaining: number
 }
 
-/** The state of a key nothing has been counted for: every allowance whole. */
-export const untouchedState = (limits: KeyLimits): LimitState => ({
+/**
+ * What the headers report for a key with `requests` and `tokens` in its windows, the oldest request
+ * leaving in `msUntilOldestLeaves`: whole seconds, rounded up, and 0 when nothing is counted.
+ */
+export const limitState = (limits: KeyLimits, requests: number, tokens: number, msUntilOldestLeaves: number): LimitState => ({
   limit: limits.requestsPerMinute,
-  remaining: limits.requestsPerMinute,
-  resetSeconds: 0,
+  remaining: Math.max(0, limits.requestsPerMinute - requests),
+  resetSeconds: requests === 0 ? 0 : Math.max(1, Math.ceil(msUntilOldestLeaves / 1000)),
   tokenLimit: limits.tokensPerMinute,
-  tokensRemaining: limits.tokensPerMinute,
+  tokensRemaining: Math.max(0, limits.tokensPerMinute - tokens),
 })
+
+/** The state of a key nothing has been counted for: every allowance whole. */
+export const untouchedState = (limits: KeyLimits): LimitState => limitState(limits, 0, 0, 0)
 
 export type Admission =
   | {

@@ -1,13 +1,12 @@
 import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
 import type { UsageSink } from '../usage/recorder'
-import { type Admission, type KeyLimits, type Limiter, type LimitState, type QuotaBaseline, untouchedState } from './limiter'
+import { type Admission, type KeyLimits, type Limiter, type LimitState, limitState, type QuotaBaseline, untouchedState } from './limiter'
 import { type LimitHit, refusalFor } from './refusals'
 
 const WINDOW_MS = MINUTE_MS
 /** Keys with nothing in their window and nothing in flight are dropped after this long. */
 const IDLE_EVICT_MS = 2 * WINDOW_MS
 
-const ceilSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000))
 /** A settle with nothing to record is done at once: one settled promise serves them all. */
 const SETTLED: Promise<void> = Promise.resolve()
 
@@ -186,13 +185,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   private stateOf(state: KeyState, limits: KeyLimits, now: number): LimitState {
-    return {
-      limit: limits.requestsPerMinute,
-      remaining: Math.max(0, limits.requestsPerMinute - state.requests.total),
-      resetSeconds: state.requests.total === 0 ? 0 : ceilSeconds(state.requests.msUntilOldestLeaves(now)),
-      tokenLimit: limits.tokensPerMinute,
-      tokensRemaining: Math.max(0, limits.tokensPerMinute - state.tokens.total),
-    }
+    return limitState(limits, state.requests.total, state.tokens.total, state.requests.msUntilOldestLeaves(now))
   }
 
   peek(keyId: string, limits: KeyLimits, now: number): LimitState {

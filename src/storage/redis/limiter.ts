@@ -1,6 +1,6 @@
-import { type Admission, type KeyLimits, type Limiter, type LimitState, type QuotaBaseline, untouchedState } from '../../limits/limiter'
+import { type Admission, type KeyLimits, type Limiter, type LimitState, limitState, type QuotaBaseline, untouchedState } from '../../limits/limiter'
 import { type LimitHit, refusalFor } from '../../limits/refusals'
-import type { Logger } from '../../log'
+import { atMostEvery, type Logger } from '../../log'
 import { DAY_MS, utcDate } from '../../time'
 import type { UsageEntry } from '../../usage/entry'
 import { encodeEntry } from '../../usage/journal'
@@ -25,7 +25,6 @@ export interface RedisLimiterOptions {
 const SETTLED: Promise<void> = Promise.resolve()
 /** A key's last known state, for the headers of answers refused before admission; dropped after this long unused. */
 const STATE_TTL_MS = 120_000
-const ceilSeconds = (ms: number) => (ms <= 0 ? 0 : Math.max(1, Math.ceil(ms / 1000)))
 const prefixOf = (keyId: string) => `cg:k:${keyId}`
 const limitArg = (value: number | null) => (value === null ? '-1' : String(value))
 
@@ -51,7 +50,7 @@ export class RedisLimiter implements Limiter {
   private seeding: Promise<void> | null = null
   private stopTimers: () => void = () => {}
   private lastSweep = 0
-  private lastErrorLog = 0
+  private readonly mayLogError = atMostEvery(1000)
 
   constructor(
     private readonly redis: RedisConnection,
@@ -150,13 +149,7 @@ export class RedisLimiter implements Limiter {
   }
 
   private remember(keyId: string, limits: KeyLimits, requests: number, tokens: number, resetMs: number, now: number): LimitState {
-    const state: LimitState = {
-      limit: limits.requestsPerMinute,
-      remaining: Math.max(0, limits.requestsPerMinute - requests),
-      resetSeconds: requests === 0 ? 0 : ceilSeconds(resetMs),
-      tokenLimit: limits.tokensPerMinute,
-      tokensRemaining: Math.max(0, limits.tokensPerMinute - tokens),
-    }
+    const state = limitState(limits, requests, tokens, resetMs)
     this.states.set(keyId, { state, at: now })
     return state
   }
@@ -260,9 +253,7 @@ export class RedisLimiter implements Limiter {
 
   /** Logs a Redis failure at most once a second: an outage must not flood the log. */
   private logError(error: unknown, message: string): void {
-    const now = performance.now()
-    if (now - this.lastErrorLog < 1000) return
-    this.lastErrorLog = now
+    if (!this.mayLogError()) return
     this.options.log.error({ reason: (error as Error)?.message ?? String(error) }, message)
   }
 }
