@@ -28,6 +28,8 @@ export const upstreams = sqliteTable('upstreams', {
   maxRetries: integer('max_retries').notNull(),
   failureThreshold: integer('failure_threshold').notNull(),
   cooldownMs: integer('cooldown_ms').notNull(),
+  /** Every other setting of the upstream (kind-specific fields, later additions), as one JSON object. */
+  options: text('options', { mode: 'json' }).$type<Record<string, unknown>>(),
 })
 
 export const aliases = sqliteTable('aliases', {
@@ -154,5 +156,5 @@ export const configState = sqliteTable('config_state', {
   id: integer('id').primaryKey(),
   version: integer('version').notNull().default(0),
   /** Where the config came from and the settings routing and usage take from it. */
-  settings: text('settings', { mode: 'json' }).$type<{ source: string; deadlineMs: number; minuteRetentionDays: number } | null>(),
+  settings: text('settings', { mode: 'json' }).$type<{ source: string; deadlineMs: number; drainMs?: number; minuteRetentionDays: number } | null>(),
 })

@@ -35,6 +35,8 @@ export const upstreams = pgTable('upstreams', {
   maxRetries: integer('max_retries').notNull(),
   failureThreshold: integer('failure_threshold').notNull(),
   cooldownMs: integer('cooldown_ms').notNull(),
+  /** Every other setting of the upstream (kind-specific fields, later additions), as one JSON object. */
+  options: jsonb('options').$type<Record<string, unknown>>(),
 })
 
 export const aliases = pgTable('aliases', {
@@ -144,5 +146,5 @@ export const keyTableVersion = pgTable('key_table_version', {
 export const configState = pgTable('config_state', {
   id: integer('id').primaryKey(),
   version: big('version').notNull().default(0),
-  settings: jsonb('settings').$type<{ source: string; deadlineMs: number; minuteRetentionDays: number } | null>(),
+  settings: jsonb('settings').$type<{ source: string; deadlineMs: number; drainMs?: number; minuteRetentionDays: number } | null>(),
 })

@@ -66,6 +66,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
       maxRetries: upstream.max_retries ?? 2,
       failureThreshold: upstream.failure_threshold ?? 5,
       cooldownMs: upstream.cooldown_ms ?? 30_000,
+      maxReasoningEffort: upstream.max_reasoning_effort ?? 'high',
     }
   })
   const upstreamByName = new Map(upstreams.map((u) => [u.name, u]))
@@ -102,8 +103,9 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
     tiers,
     upstreams,
     aliases,
-    routing: { deadlineMs: file.routing?.deadline_ms ?? 120_000 },
+    routing: { deadlineMs: file.routing?.deadline_ms ?? 120_000, drainMs: file.routing?.drain_ms ?? 10_000 },
     usage: { minuteRetentionDays: file.usage?.minute_retention_days ?? 7 },
+    http: { maxUpstreamConnections: file.http?.max_upstream_connections ?? 10_000 },
   }
 }
 

@@ -3,6 +3,8 @@ import { type Static, Type } from '@sinclair/typebox'
 /** The config file's shape (TOML or JSON, snake_case), checked before anything is built from it. */
 
 const PositiveInt = Type.Integer({ minimum: 1 })
+/** Reasoning efforts from least to most; `xhigh` only some OpenAI-compatible servers accept. */
+export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh'] as const
 const Millis = Type.Integer({ minimum: 1, maximum: 3_600_000 })
 const strict = { additionalProperties: false } as const
 
@@ -44,6 +46,7 @@ const UpstreamSchema = Type.Object(
     max_retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
     failure_threshold: Type.Optional(PositiveInt),
     cooldown_ms: Type.Optional(Millis),
+    max_reasoning_effort: Type.Optional(Type.Union(REASONING_EFFORTS.map((effort) => Type.Literal(effort)))),
   },
   strict,
 )
@@ -72,7 +75,10 @@ export const ConfigFileSchema = Type.Object(
     upstreams: Type.Optional(Type.Record(Type.String(), UpstreamSchema)),
     aliases: Type.Optional(Type.Record(Type.String(), AliasSchema)),
     prices: Type.Optional(Type.Record(Type.String(), PriceSchema)),
-    routing: Type.Optional(Type.Object({ deadline_ms: Type.Optional(Millis) }, strict)),
+    routing: Type.Optional(
+      Type.Object({ deadline_ms: Type.Optional(Millis), drain_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })) }, strict),
+    ),
+    http: Type.Optional(Type.Object({ max_upstream_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })) }, strict)),
     usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
   },
   strict,

@@ -5,6 +5,9 @@
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
+/** `reasoning_effort` values, from least to most. */
+export type ReasoningEffort = 'low' | 'medium' | 'high' | 'xhigh'
+
 export interface TierSettings {
   name: string
   requestsPerMinute: number
@@ -30,7 +33,22 @@ export interface UpstreamSettings {
   maxRetries: number
   failureThreshold: number
   cooldownMs: number
+  /** The highest `reasoning_effort` this upstream accepts (efforts made from thinking budgets are capped at it). */
+  maxReasoningEffort: ReasoningEffort
 }
+
+/** The upstream settings kept in columns of their own; every other field is stored in one JSON value beside them. */
+export const UPSTREAM_COLUMNS = [
+  'name',
+  'kind',
+  'baseUrl',
+  'apiKeyEnv',
+  'timeoutMs',
+  'connectTimeoutMs',
+  'maxRetries',
+  'failureThreshold',
+  'cooldownMs',
+] as const
 
 export type RoutingStrategy = 'fallback' | 'weighted'
 
@@ -67,8 +85,10 @@ export interface GatewayConfig {
   tiers: TierSettings[]
   upstreams: UpstreamSettings[]
   aliases: AliasSettings[]
-  routing: { deadlineMs: number }
+  routing: { deadlineMs: number; drainMs: number }
   usage: { minuteRetentionDays: number }
+  /** Per instance: not stored, each process applies its own file's value. */
+  http: { maxUpstreamConnections: number }
 }
 
 /** What the config checks about an upstream kind (`kind = "..."`); the provider itself is built later. */
@@ -92,6 +112,8 @@ export interface ConfigSettings {
   /** Where it came from, for messages: a file path or "built-in defaults". */
   source: string
   deadlineMs: number
+  /** How long a stream whose caller left is still read for its usage. */
+  drainMs: number
   minuteRetentionDays: number
 }
 
@@ -123,5 +145,6 @@ export interface ConfigStore {
 export const settingsOf = (config: GatewayConfig): ConfigSettings => ({
   source: config.source,
   deadlineMs: config.routing.deadlineMs,
+  drainMs: config.routing.drainMs,
   minuteRetentionDays: config.usage.minuteRetentionDays,
 })

@@ -10,6 +10,8 @@ export interface AttemptScope extends AttemptContext {
   end(): void
   /** Aborts the upstream request. */
   abort(reason: GatewayError): void
+  /** From now on the caller's disconnect no longer aborts the attempt (a stream drained for its usage). */
+  detachClient(): void
 }
 
 function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: number, connectTimeoutMs: number): AttemptScope {
@@ -36,6 +38,7 @@ function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: numb
       clientSignal.removeEventListener('abort', onClientAbort)
     },
     abort: (reason) => controller.abort(reason),
+    detachClient: () => clientSignal.removeEventListener('abort', onClientAbort),
   }
 }
 
@@ -79,6 +82,8 @@ export interface Dispatched<T> {
    * `abandoned` (the caller left: no verdict on the upstream, which is hung up on).
    */
   finish(outcome: AttemptOutcome, reason?: GatewayError): void
+  /** Keeps the attempt going when the caller disconnects: its timeouts still apply. */
+  detachClient(): void
 }
 
 export interface DispatchOptions {
@@ -155,7 +160,7 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
           else if (outcome === 'failed') circuits.failure(key, settings, now())
           else circuits.abandon(key)
         }
-        return { target, value, finish }
+        return { target, value, finish, detachClient: scope.detachClient }
       } catch (error) {
         // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
         scope.abort(error instanceof GatewayError ? error : clientClosed())

@@ -1,4 +1,13 @@
-import type { AliasSettings, GatewayConfig, ModelPrice, StoredRouting, TierSettings, UpstreamSettings } from '../config/types'
+import {
+  type AliasSettings,
+  type ConfigSettings,
+  type GatewayConfig,
+  type ModelPrice,
+  type StoredRouting,
+  type TierSettings,
+  UPSTREAM_COLUMNS,
+  type UpstreamSettings,
+} from '../config/types'
 import { invalidRequest } from '../errors'
 
 /**
@@ -18,10 +27,29 @@ export function tierInUse(config: GatewayConfig, tier: string, keys: number) {
   )
 }
 
+/** An upstream as a row: the settings that have columns, and every other one in `options`. */
+export type UpstreamRow = Pick<UpstreamSettings, (typeof UPSTREAM_COLUMNS)[number]> & { options: Record<string, unknown> | null }
+
+export function upstreamRow(upstream: UpstreamSettings): UpstreamRow {
+  const row: Record<string, unknown> = {}
+  const options: Record<string, unknown> = {}
+  const columns: readonly string[] = UPSTREAM_COLUMNS
+  for (const [field, value] of Object.entries(upstream)) (columns.includes(field) ? row : options)[field] = value
+  return { ...(row as Omit<UpstreamRow, 'options'>), options }
+}
+
+/** Defaults of the settings that rows written by earlier versions do not hold. */
+const UPSTREAM_OPTION_DEFAULTS: Omit<UpstreamSettings, (typeof UPSTREAM_COLUMNS)[number]> = { maxReasoningEffort: 'high' }
+
+const upstreamOf = ({ options, ...columns }: UpstreamRow): UpstreamSettings => ({ ...UPSTREAM_OPTION_DEFAULTS, ...options, ...columns })
+
+/** Stored settings, with the defaults of fields that settings written by earlier versions do not hold. */
+export const storedSettingsOf = (settings: Omit<ConfigSettings, 'drainMs'> & { drainMs?: number }): ConfigSettings => ({ drainMs: 10_000, ...settings })
+
 /** The rows of a config, as both schemas name them. */
 export interface ConfigRows {
   tiers: (TierSettings & { position: number })[]
-  upstreams: UpstreamSettings[]
+  upstreams: UpstreamRow[]
   aliases: { name: string; position: number; strategy: string; createdAt: number }[]
   targets: { alias: string; position: number; upstream: string; model: string; weight: number; price: ModelPrice | null }[]
 }
@@ -40,7 +68,7 @@ export function storedRoutingOf(rows: ConfigRows): StoredRouting {
   }
   return {
     tiers: [...rows.tiers].sort(byPosition).map(({ position: _, ...tier }) => tier),
-    upstreams: [...rows.upstreams].sort(byName),
+    upstreams: [...rows.upstreams].sort(byName).map(upstreamOf),
     aliases: [...rows.aliases].sort(byPosition).map((alias) => ({
       name: alias.name,
       strategy: alias.strategy as AliasSettings['strategy'],

@@ -1,7 +1,7 @@
 import { and, count, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, configState, tiers, upstreams } from '../../../db/pg/schema'
 import { type ConfigStore, type GatewayConfig, settingsOf, type StoredConfig } from '../../config/types'
-import { storedRoutingOf, tierInUse, unnamed } from '../config-sync'
+import { storedRoutingOf, storedSettingsOf, tierInUse, unnamed, upstreamRow } from '../config-sync'
 import { CHANGES_CHANNEL, guarded, LOCK_CONFIG, LOCK_SPACE, type PgDb, type PgTx } from './open'
 
 /**
@@ -42,7 +42,10 @@ async function syncConfig(tx: PgTx, config: GatewayConfig, now: number): Promise
     const row = { ...tier, position }
     await tx.insert(tiers).values(row).onConflictDoUpdate({ target: tiers.name, set: row })
   }
-  for (const upstream of config.upstreams) await tx.insert(upstreams).values(upstream).onConflictDoUpdate({ target: upstreams.name, set: upstream })
+  for (const upstream of config.upstreams) {
+    const row = upstreamRow(upstream)
+    await tx.insert(upstreams).values(row).onConflictDoUpdate({ target: upstreams.name, set: row })
+  }
   for (const [position, alias] of config.aliases.entries()) {
     await tx
       .insert(aliases)
@@ -70,7 +73,7 @@ async function readStoredConfig(tx: PgTx | PgDb): Promise<StoredConfig | null> {
   ]
   return {
     routing: storedRoutingOf({ tiers: tierRows, upstreams: upstreamRows, aliases: aliasRows, targets: targetRows }),
-    settings: state.settings,
+    settings: storedSettingsOf(state.settings),
     version: state.version,
   }
 }

@@ -1,7 +1,7 @@
 import { and, count, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, configState, tiers, upstreams } from '../../../db/schema'
 import { type ConfigStore, type GatewayConfig, settingsOf, type StoredConfig } from '../../config/types'
-import { storedRoutingOf, tierInUse, unnamed } from '../config-sync'
+import { storedRoutingOf, storedSettingsOf, tierInUse, unnamed, upstreamRow } from '../config-sync'
 import { type Db, type DbOrTx, screenedVersion } from './open'
 
 /**
@@ -51,7 +51,8 @@ function syncConfig(tx: DbOrTx, config: GatewayConfig, now: number): void {
     tx.insert(tiers).values(row).onConflictDoUpdate({ target: tiers.name, set: row }).run()
   })
   for (const upstream of config.upstreams) {
-    tx.insert(upstreams).values(upstream).onConflictDoUpdate({ target: upstreams.name, set: upstream }).run()
+    const row = upstreamRow(upstream)
+    tx.insert(upstreams).values(row).onConflictDoUpdate({ target: upstreams.name, set: row }).run()
   }
   config.aliases.forEach((alias, position) => {
     tx.insert(aliases)
@@ -84,7 +85,7 @@ function readStoredConfig(db: DbOrTx): StoredConfig | null {
       aliases: db.select().from(aliases).all(),
       targets: db.select().from(aliasTargets).all(),
     }),
-    settings: state.settings,
+    settings: storedSettingsOf(state.settings),
     version: state.version,
   }
 }

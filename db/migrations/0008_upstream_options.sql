@@ -1,0 +1,1 @@
+ALTER TABLE `upstreams` ADD `options` text;

@@ -1,0 +1,1 @@
+ALTER TABLE "upstreams" ADD COLUMN "options" jsonb;
