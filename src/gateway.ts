@@ -15,6 +15,7 @@ import { atMostEvery, type Logger } from './log'
 import { GatewayMetrics } from './observe/metrics'
 import { CircuitBreakers } from './routing/circuit'
 import { targetKey } from './routing/circuit'
+import { UpstreamConnections } from './routing/connections'
 import { buildRoutingTable, type RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
 import type { SharedLimits } from './storage/redis'
@@ -212,7 +213,17 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       log,
       metrics,
       observer,
-      serving: { routing: () => gateway.routing, limiter, circuits, now, headers, metrics, log, observer },
+      serving: {
+        routing: () => gateway.routing,
+        limiter,
+        circuits,
+        connections: new UpstreamConnections(config.http.maxUpstreamConnections),
+        now,
+        headers,
+        metrics,
+        log,
+        observer,
+      },
       now,
       holdConnection: () => {},
     }

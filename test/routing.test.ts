@@ -3,6 +3,7 @@ import OpenAI from 'openai'
 import { upstreamHttpError } from '../src/providers/errors'
 import { CircuitBreakers } from '../src/routing/circuit'
 import { dispatch, orderTargets } from '../src/routing/dispatch'
+import { UpstreamConnections } from '../src/routing/connections'
 import type { Alias, Target } from '../src/routing/table'
 import { utcDate } from '../src/time'
 import { type FaultServer, faultServer } from './support/faults'
@@ -126,6 +127,7 @@ describe('retries and failure modes (non-streaming)', () => {
       {
         clientSignal: new AbortController().signal,
         circuits: new CircuitBreakers(),
+        connections: new UpstreamConnections(10),
         deadlineMs: 120_000,
         now: () => clock,
         sleep: async (ms) => {

@@ -2,6 +2,7 @@ import { clientClosed, GatewayError, overloaded } from '../errors'
 import { UpstreamError, upstreamTimeout } from '../providers/errors'
 import type { AttemptContext } from '../providers/types'
 import { type CircuitBreakers, targetKey } from './circuit'
+import type { UpstreamConnections } from './connections'
 import type { Alias, Target } from './table'
 
 /** One attempt's lifetime: its abort signal (caller disconnect, connect and overall timeouts). */
@@ -89,6 +90,8 @@ export interface Dispatched<T> {
 export interface DispatchOptions {
   clientSignal: AbortSignal
   circuits: CircuitBreakers
+  /** The instance's open upstream requests, bounded. */
+  connections: UpstreamConnections
   deadlineMs: number
   now: () => number
   random?: () => number

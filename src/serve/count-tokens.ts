@@ -44,6 +44,7 @@ export async function countTokens(
     {
       clientSignal: call.clientSignal,
       circuits: deps.circuits,
+      connections: deps.connections,
       deadlineMs: routing.deadlineMs,
       now: deps.now,
       onAttempt: (target, attempt) => {

@@ -8,6 +8,7 @@ import type { RequestObserver } from '../observe/observer'
 import { elapsedMs, type RequestRecord } from '../observe/request-record'
 import { connectionLost, type UpstreamError } from '../providers/errors'
 import type { CircuitBreakers } from '../routing/circuit'
+import type { UpstreamConnections } from '../routing/connections'
 import { type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type RoutingTable, type Target } from '../routing/table'
 import { estimateNanos } from '../spend/estimate'
@@ -23,6 +24,8 @@ export interface ServeDeps {
   /** Admits requests, and settles them: frees their slots, charges them and records their usage. */
   limiter: Limiter
   circuits: CircuitBreakers
+  /** The instance's open upstream requests, bounded by `[http] max_upstream_connections`. */
+  connections: UpstreamConnections
   now: () => number
   headers: HeaderNames
   metrics: GatewayMetrics
@@ -158,6 +161,7 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
   const options: DispatchOptions = {
     clientSignal: call.clientSignal,
     circuits: deps.circuits,
+    connections: deps.connections,
     deadlineMs: routing.deadlineMs,
     now: deps.now,
     onAttempt: (target, attempt) => {

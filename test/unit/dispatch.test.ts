@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { connectionLost, upstreamHttpError, type UpstreamError } from '../../src/providers/errors'
 import { CircuitBreakers, targetKey } from '../../src/routing/circuit'
 import { backoffMs, dispatch, type DispatchOptions } from '../../src/routing/dispatch'
+import { UpstreamConnections } from '../../src/routing/connections'
 import type { Alias, Target } from '../../src/routing/table'
 
 /**
@@ -21,6 +22,7 @@ function harness(deadlineMs = 120_000) {
   const options: DispatchOptions = {
     clientSignal: new AbortController().signal,
     circuits,
+    connections: new UpstreamConnections(10),
     deadlineMs,
     now: () => clock.now,
     random: () => 0.5,
