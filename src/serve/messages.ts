@@ -76,7 +76,7 @@ async function translateChunks(iterator: AsyncIterator<StreamChunk[]>, translato
  * ones (OpenAI-compatible, the mock) are translated both ways (src/wire/anthropic).
  */
 export function messagesExchange(request: MessagesRequest, body: JsonBody | undefined, headers: AnthropicHeaders): Exchange {
-  const translated = (target: Target, stream: boolean) => fromMessagesRequest({ ...request, stream }, target.model)
+  const translated = (target: Target, stream: boolean) => fromMessagesRequest({ ...request, stream }, target.model, target.upstream.maxReasoningEffort)
   return {
     model: request.model,
     cannotServe(target) {

@@ -580,21 +580,41 @@ function toMessages(request: Anthropic.MessagesRequest): OpenAI.ChatMessage[] {
 const fromToolChoice = (choice: Anthropic.ToolChoice): OpenAI.ToolChoice =>
   choice.type === 'auto' ? 'auto' : choice.type === 'any' ? 'required' : choice.type === 'none' ? 'none' : { type: 'function', function: { name: choice.name } }
 
-/** Anthropic's thinking budget (or output effort) as OpenAI's reasoning_effort: the nearest budget at or above it. */
-function effortOf(request: Anthropic.MessagesRequest): string | undefined {
+/** `reasoning_effort` values from least to most effort. */
+const EFFORTS = ['low', 'medium', 'high', 'xhigh']
+
+/** An effort no higher than `max` (the upstream's `max_reasoning_effort`); values outside the scale pass as they are. */
+function capEffort(effort: string, max: string): string {
+  const at = EFFORTS.indexOf(effort)
+  const cap = EFFORTS.indexOf(max)
+  return at !== -1 && cap !== -1 && at > cap ? max : effort
+}
+
+/**
+ * The effort for a thinking budget, monotonic in the budget: up to 1024 tokens low, up to 4096
+ * medium, above that high, and above 16384 xhigh, which `capEffort` keeps for upstreams that take it.
+ */
+export const effortOfBudget = (budget: number, max: string): string =>
+  capEffort(budget <= 1024 ? 'low' : budget <= 4096 ? 'medium' : budget <= 16384 ? 'high' : 'xhigh', max)
+
+/**
+ * Anthropic's thinking (a budget, or adaptive) or output effort as OpenAI's reasoning_effort, at
+ * most `max`. Adaptive thinking without an effort is medium: asked-for thinking is never dropped.
+ */
+function effortOf(request: Anthropic.MessagesRequest, max: string): string | undefined {
   const effort = (request.output_config as { effort?: unknown } | undefined)?.effort
-  if (typeof effort === 'string') return effort
+  if (typeof effort === 'string') return capEffort(effort === 'max' ? 'xhigh' : effort, max)
   const thinking = request.thinking as { type?: string; budget_tokens?: number } | undefined
+  if (thinking?.type === 'adaptive') return 'medium'
   if (thinking?.type !== 'enabled' || typeof thinking.budget_tokens !== 'number') return undefined
-  for (const [name, budget] of THINKING_BUDGETS) if (thinking.budget_tokens <= budget) return name
-  return 'high'
+  return effortOfBudget(thinking.budget_tokens, max)
 }
 
 /**
  * A Messages request as an OpenAI chat request for `model`: the inverse of toMessagesRequest.
- * Assumes openaiCannotServe found nothing.
+ * Assumes openaiCannotServe found nothing. `maxEffort` is the target's highest reasoning effort.
  */
-export function fromMessagesRequest(request: Anthropic.MessagesRequest, model: string): OpenAI.ChatRequest {
+export function fromMessagesRequest(request: Anthropic.MessagesRequest, model: string, maxEffort = 'high'): OpenAI.ChatRequest {
   const out: OpenAI.ChatRequest = { model, messages: toMessages(request), max_completion_tokens: request.max_tokens }
   if (typeof request.temperature === 'number') out.temperature = request.temperature
   if (typeof request.top_p === 'number') out.top_p = request.top_p
@@ -610,7 +630,7 @@ export function fromMessagesRequest(request: Anthropic.MessagesRequest, model: s
       if ('disable_parallel_tool_use' in request.tool_choice && request.tool_choice.disable_parallel_tool_use) out.parallel_tool_calls = false
     }
   }
-  const effort = effortOf(request)
+  const effort = effortOf(request, maxEffort)
   if (effort !== undefined) out.reasoning_effort = effort
   if (request.stream === true) out.stream = true
   return out
