@@ -1,10 +1,12 @@
 /**
  * The import rules (.dependency-cruiser.cjs), run so that they cannot pass on nothing: the run must
  * have read every .ts file under src/, routes/ and db/, or it fails. (dependency-cruiser that cannot
- * parse TypeScript sees no file at all, and then every rule holds.)
+ * parse TypeScript sees no file at all, and then every rule holds.) Then the test suite's bounds
+ * (test-bounds.ts): every hook and every test file states its own timeout.
  */
 import { Glob } from 'bun'
 import { resolve } from 'node:path'
+import { checkTestBounds } from './test-bounds'
 
 const ROOT = resolve(import.meta.dir, '..')
 const FOLDERS = ['src', 'routes', 'db']
@@ -26,5 +28,8 @@ const missed = expected.filter((file) => !cruised.has(file))
 
 for (const violation of result.summary.violations) console.error(`${violation.rule.name}: ${violation.from} -> ${violation.to}`)
 if (missed.length > 0) console.error(`dependency rules did not read ${missed.length} of ${expected.length} files:\n  ${missed.join('\n  ')}`)
-if (code !== 0 || result.summary.error > 0 || missed.length > 0) process.exit(1)
+const bounds = checkTestBounds(ROOT)
+for (const violation of bounds.violations) console.error(`test-bounds: ${violation}`)
+if (code !== 0 || result.summary.error > 0 || missed.length > 0 || bounds.violations.length > 0) process.exit(1)
 console.log(`dependency rules hold: ${expected.length} files read, ${result.summary.violations.length} violations`)
+console.log(`test bounds hold: ${bounds.files} test files read, every hook and test file bounded`)

@@ -3,18 +3,20 @@
  * proxy (the floor), with wrk, on 127.0.0.1. Prints one table and writes it as JSON to bench/results/.
  *
  *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory] [--skip-cluster]
+ *                 [--skip-long-streams] [--long-streams 4000] [--long-stream-seconds 10]
  *
  * The cluster scenario runs 3 gateway instances on one Postgres and one Redis (started here from
  * Debian's packages, as the tests start them) beside the single instance on SQLite.
  */
-import type { Subprocess } from 'bun'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { postgresMissing, redisMissing, startPostgres, startRedis } from '../test/support/servers'
+import { describeLongStreams, type LongStreamsResult, measureLongStreams } from './long-streams'
+import { freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
+import { type WrkResult, wrk, wrkSpread } from './wrk'
 
-const ROOT = join(import.meta.dir, '..')
 const { values: options } = parseArgs({
   args: process.argv.slice(2),
   options: {
@@ -25,6 +27,9 @@ const { values: options } = parseArgs({
     'skip-memory': { type: 'boolean', default: false },
     'skip-cluster': { type: 'boolean', default: false },
     'memory-requests': { type: 'string', default: '200000' },
+    'skip-long-streams': { type: 'boolean', default: false },
+    'long-streams': { type: 'string', default: '4000' },
+    'long-stream-seconds': { type: 'string', default: '10' },
   },
 })
 const RUNS = Number(options.runs)
@@ -34,115 +39,6 @@ const WARMUP = Number(options.warmup)
 if (Bun.spawnSync(['which', 'wrk']).exitCode !== 0) {
   console.error('wrk is not installed. On Debian/Ubuntu: apt-get update && apt-get install -y wrk')
   process.exit(1)
-}
-
-// ---------------------------------------------------------------- processes
-
-const children: Subprocess[] = []
-process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')))
-process.on('SIGINT', () => process.exit(130))
-
-async function freePort(): Promise<number> {
-  const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response() })
-  const port = server.port!
-  await server.stop(true)
-  return port
-}
-
-function start(cmd: string[], env: Record<string, string> = {}, stderr: 'inherit' | 'ignore' = 'inherit'): Subprocess {
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: 'ignore', stderr })
-  children.push(child)
-  return child
-}
-
-async function waitForHealthy(url: string, timeoutMs = 15_000): Promise<number> {
-  const started = performance.now()
-  while (performance.now() - started < timeoutMs) {
-    try {
-      const response = await fetch(url)
-      if (response.status < 500) return performance.now() - started
-    } catch {}
-    await Bun.sleep(5)
-  }
-  throw new Error(`${url} did not come up`)
-}
-
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
-  const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
-  return kb / 1024
-}
-
-// ---------------------------------------------------------------- wrk
-
-interface WrkResult {
-  rps: number
-  p50: number
-  p99: number
-  errors: number
-  requests: number
-}
-
-const LUA = join(mkdtempSync(join(tmpdir(), 'chatgate-bench-lua-')), 'post.lua')
-writeFileSync(
-  LUA,
-  `wrk.method = "POST"
-wrk.body = os.getenv("BENCH_BODY")
-wrk.headers["Content-Type"] = "application/json"
-local headers = os.getenv("BENCH_HEADERS") or ""
-for name, value in string.gmatch(headers, "([^:|]+):([^|]+)") do wrk.headers[name] = value end
-`,
-)
-
-const ms = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!
-
-async function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
-  const threads = Math.min(2, connections)
-  const run = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', LUA, url], {
-    env: {
-      ...process.env,
-      BENCH_BODY: body,
-      BENCH_HEADERS: Object.entries(headers)
-        .map(([k, v]) => `${k}:${v}`)
-        .join('|'),
-    },
-    stdout: 'pipe',
-  })
-  const out = await new Response(run.stdout).text()
-  await run.exited
-  const percentile = (p: string) => {
-    const match = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out)
-    return match ? ms(match[1]!, match[2]!) : NaN
-  }
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
-  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
-  const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
-    p50: percentile('50'),
-    p99: percentile('99'),
-    errors: non2xx + socketErrors,
-    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
-  }
-}
-
-/**
- * The same load spread over several instances, as a load balancer would: one wrk per instance, all
- * at once, the connections shared out. Throughput and errors add up; p50 is the median of the
- * instances' p50s and p99 the worst p99.
- */
-async function wrkSpread(urls: string[], connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
-  if (connections === 1) return wrk(urls[0]!, 1, seconds, body, headers)
-  const share = (i: number) => Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0)
-  const results = await Promise.all(urls.map((url, i) => wrk(url, share(i), seconds, body, headers)))
-  const sorted = results.map((r) => r.p50).sort((a, b) => a - b)
-  return {
-    rps: results.reduce((sum, r) => sum + r.rps, 0),
-    p50: sorted[Math.floor(sorted.length / 2)]!,
-    p99: Math.max(...results.map((r) => r.p99)),
-    errors: results.reduce((sum, r) => sum + r.errors, 0),
-    requests: results.reduce((sum, r) => sum + r.requests, 0),
-  }
 }
 
 // ---------------------------------------------------------------- setup
@@ -332,6 +228,12 @@ if (!options['skip-memory']) {
   memory = { after20k, after200k, requests: sent, growthPct: ((after200k - after20k) / after20k) * 100 }
 }
 
+// ---------------------------------------------------------------- many long streams
+
+const longStreams: LongStreamsResult | null = options['skip-long-streams']
+  ? null
+  : await measureLongStreams(Number(options['long-streams']), Number(options['long-stream-seconds']))
+
 // ---------------------------------------------------------------- report
 
 const median = (xs: number[]) => {
@@ -392,6 +294,7 @@ if (memory) {
     `memory check: RSS after ${Math.round(Number(options['memory-requests']) / 10)} requests ${memory.after20k.toFixed(1)} MB, after ${memory.requests} requests ${memory.after200k.toFixed(1)} MB (${memory.growthPct >= 0 ? '+' : ''}${memory.growthPct.toFixed(1)}%)`,
   )
 }
+if (longStreams) lines.push(...describeLongStreams(longStreams))
 const j = summary['json c32']!
 const s = summary['stream c32']!
 const c1 = summary['json c1']!
@@ -404,6 +307,14 @@ const checks = [
   [`startup <= 300 ms`, startupMs <= 300],
   ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as [string, boolean]] : []),
   ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as [string, boolean]] : []),
+  ...(longStreams
+    ? [
+        [
+          `${longStreams.streams} long streams through one instance: all held at once, all complete`,
+          longStreams.mostHeld === longStreams.streams && longStreams.completed === longStreams.streams,
+        ] as [string, boolean],
+      ]
+    : []),
   ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
 ] as [string, boolean][]
 lines.push('')
@@ -425,6 +336,7 @@ writeFileSync(
       peakRssMb,
       cluster: cluster && { idleRssMb: cluster.idleRssMb, peakRssMb: clusterPeakRssMb },
       memory,
+      longStreams,
       checks: Object.fromEntries(checks),
     },
     null,

@@ -3,6 +3,7 @@ import { Elysia } from 'elysia'
 import type { Gateway } from './gateway'
 import { VERSION } from './gateway'
 import { httpConventions, openaiErrorFormat } from './http/conventions'
+import { earlyRefusal } from './http/early-refusal'
 import { loadRoutes } from './http/routes-loader'
 import { pageSecurityHeaders } from './http/page-security'
 import { AnthropicErrorSchema } from './http/inbound-schemas'
@@ -66,6 +67,13 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
         pageHeaders: new Map([['/swagger', pageSecurityHeaders(swaggerPage)]]),
         // Anthropic's SDK and Claude Code read Anthropic's error shape on the Messages API.
         errorFormatFor: (path) => (path === '/v1/messages' || path.startsWith('/v1/messages/') ? anthropicErrorBody : openaiErrorFormat),
+        refuseBeforeBody: earlyRefusal({
+          keyCache: gateway.keyCache,
+          routing: () => gateway.routing,
+          limiter: gateway.limiter,
+          now: gateway.now,
+          refused: () => gateway.metrics.refusals.inc('requests'),
+        }),
       }),
     )
     .use(docs())

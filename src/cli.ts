@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { KeyService } from './auth/key-service'
-import { keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
+import { checkName, escapeUnprintable, keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
 import { type GatewayEnv, readEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
 import { GatewayError, invalidRequest } from './errors'
@@ -46,8 +46,10 @@ function budgetNanos(name: string, value: string | undefined, clearable: boolean
   return nanosOfUsd(amount)
 }
 
+/** Every value printed comes through here: a name holding CR, LF or ESC cannot forge rows or colours. */
+const cell = (value: unknown) => (value === null || value === undefined ? '-' : escapeUnprintable(String(value)))
+
 function table(rows: Record<string, unknown>[], columns: string[]): string {
-  const cell = (value: unknown) => (value === null || value === undefined ? '-' : String(value))
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)))
   const line = (values: string[]) =>
     values
@@ -128,7 +130,8 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     if (!values.name) throw usageError('keys create needs --name NAME')
     if (!values.tier) throw usageError('keys create needs --tier TIER')
     const input = {
-      name: values.name,
+      // Refused before the database is opened: the same rule as the admin API's.
+      name: checkName(values.name),
       tier: values.tier,
       expiresInDays: positiveInt('expires-in-days', values['expires-in-days'], MAX_EXPIRES_IN_DAYS),
       requestsPerMinute: positiveInt('rpm', values.rpm),
@@ -141,7 +144,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     }
     const { record, key } = await withStores((stores) => keysOf(stores).create(input))
     if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
-    else out(`Created key ${record.id} (${record.name}, tier ${record.tier}). It is shown only this once:\n${key}`)
+    else out(`Created key ${record.id} (${cell(record.name)}, tier ${cell(record.tier)}). It is shown only this once:\n${key}`)
     return
   }
 
@@ -155,7 +158,7 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
     out(
       json
         ? JSON.stringify(record)
-        : `Updated key ${record.id} (${record.prefix}…): tier ${record.tier}, daily budget ${record.daily_budget_usd ?? 'from the tier'}, monthly budget ${record.monthly_budget_usd ?? 'from the tier'}.`,
+        : `Updated key ${record.id} (${record.prefix}…): tier ${cell(record.tier)}, daily budget ${record.daily_budget_usd ?? 'from the tier'}, monthly budget ${record.monthly_budget_usd ?? 'from the tier'}.`,
     )
     return
   }
@@ -214,6 +217,6 @@ async function run(argv: string[], out: (line: string) => void): Promise<void> {
 }
 
 run(process.argv.slice(2), (line) => process.stdout.write(`${line}\n`)).catch((error: unknown) => {
-  process.stderr.write(`chatgate: ${(error as Error).message.split('\n')[0]}\n`)
+  process.stderr.write(`chatgate: ${escapeUnprintable((error as Error).message.split('\n')[0]!)}\n`)
   process.exit(error instanceof GatewayError && error.code === 'cli_usage' ? 2 : 1)
 })

@@ -4,8 +4,10 @@ import pkg from '../package.json'
 import { KeyCache } from './auth/key-cache'
 import { KeyService } from './auth/key-service'
 import type { GatewayEnv } from './config/env'
+import type { ConfigDifference } from './config/drift'
 import { loadGatewayConfig } from './config/load'
-import type { ConfigSettings, GatewayConfig, ModelPrice, StoredConfig } from './config/types'
+import type { ConfigSettings, GatewayConfig, ModelPrice } from './config/types'
+import { type ConfigHealth, configHealth, followConfig, writeConfig } from './gateway-config'
 import { providerKinds } from './providers'
 import { headerNames, type HeaderNames } from './http/headers'
 import type { Limiter } from './limits/limiter'
@@ -14,15 +16,15 @@ import { RequestObserver } from './observe/observer'
 import { atMostEvery, type Logger } from './log'
 import { GatewayMetrics } from './observe/metrics'
 import { CircuitBreakers } from './routing/circuit'
-import { targetKey } from './routing/circuit'
 import { UpstreamConnections } from './routing/connections'
-import { buildRoutingTable, type RoutingTable } from './routing/table'
+import type { RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
 import type { SharedLimits } from './storage/redis'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
 import { builtInPrices } from './spend/price-table'
 import { DAY_MS } from './time'
+import { UsageGate } from './usage/gate'
 import { UsageJournal } from './usage/journal'
 import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
@@ -34,10 +36,14 @@ export interface Gateway {
   env: GatewayEnv
   /** Where state is kept, behind its ports: never a raw database handle. */
   stores: Stores
-  /** The settings of the config in force (its source, deadline, rollup retention). */
+  /** The settings of the config in force (its source, hash, deadline, rollup retention). */
   settings: ConfigSettings
   /** The stored config version the routing was built from. */
   configVersion: number
+  /** This instance's own config file, as it last read it (at start or reload). */
+  configFile: GatewayConfig
+  /** Where this instance's file differs from the config in force (see gateway-config.ts); empty: in step. */
+  configDrift: ConfigDifference[]
   /** Swapped whole, never mutated: a request keeps the table it started with. */
   routing: RoutingTable
   /** The built-in price table (src/spend/price-table.json), checked at start. */
@@ -68,6 +74,11 @@ export interface Gateway {
    * once it listens; a no-op in processes that do not).
    */
   holdConnection: (request: Request) => void
+  /**
+   * The client's address, for throttling failed admin authentications per address (set by main once
+   * it listens: `server.requestIP`; null where nothing does, and then every client shares one allowance).
+   */
+  clientAddress: (request: Request) => string | null
 }
 
 export interface GatewayOptions {
@@ -76,68 +87,7 @@ export interface GatewayOptions {
   now?: () => number
 }
 
-/** Builds the routing table from a stored config; names every unpriced target. */
-function routingOf(stored: StoredConfig, env: GatewayEnv, prices: ReadonlyMap<string, ModelPrice>): RoutingTable {
-  return buildRoutingTable(
-    stored.routing,
-    stored.settings.deadlineMs,
-    { env: env.vars, bounds: { maxSseEventChars: env.maxSseEventBytes, maxBodyBytes: env.maxUpstreamBodyBytes } },
-    prices,
-  )
-}
-
-/**
- * Writes the config into the store and builds the routing table from the result, in one
- * transaction: if the table cannot be built, the store is left as it was.
- */
-function applyConfig(stores: Stores, config: GatewayConfig, env: GatewayEnv, prices: ReadonlyMap<string, ModelPrice>, now: number) {
-  return stores.config.apply(config, now, (stored) => ({ stored, routing: routingOf(stored, env, prices) }))
-}
-
-/** Names every target without a price: its spend is counted as 0 and keys with a budget skip it. */
-function warnUnpriced(routing: RoutingTable, log: Logger): void {
-  const unpriced = new Set<string>()
-  for (const alias of routing.aliases.values()) for (const target of alias.targets) if (target.price === null) unpriced.add(targetKey(target))
-  for (const target of unpriced) {
-    log.warn(
-      { target },
-      `no price for "${target}": its cost is counted as 0 and keys with a budget skip it; add [prices."<model>"] or a target price to the config`,
-    )
-  }
-}
-
-/** Puts a routing table in force: requests in flight finish on the one they started with. */
-function useRouting(gateway: Gateway, stored: StoredConfig, routing: RoutingTable): void {
-  gateway.settings = stored.settings
-  gateway.configVersion = stored.version
-  gateway.routing = routing
-  gateway.circuits.retain(new Set([...routing.aliases.values()].flatMap((alias) => alias.targets.map(targetKey))))
-}
-
-/**
- * Re-reads the config file and swaps routing atomically: requests in flight finish on the table
- * they started with. A bad file throws a GatewayError naming the field, and nothing changes. Other
- * processes on the same database follow within a second (see watchStores).
- */
-export async function reloadConfig(gateway: Gateway): Promise<{ source: string; tiers: number; upstreams: number; aliases: number }> {
-  const config = loadGatewayConfig(gateway.env.configPath, providerKinds)
-  const { stored, routing } = await applyConfig(gateway.stores, config, gateway.env, gateway.prices, gateway.now())
-  warnUnpriced(routing, gateway.log)
-  useRouting(gateway, stored, routing)
-  const result = { source: config.source, tiers: routing.tiers.size, upstreams: routing.upstreams.length, aliases: routing.aliases.size }
-  gateway.log.info(result, 'config reloaded')
-  return result
-}
-
-/** Follows a config another process wrote (a reload elsewhere): rebuilds routing from the store when its version moved. */
-async function followConfig(gateway: Gateway): Promise<void> {
-  if ((await gateway.stores.config.version()) === gateway.configVersion) return
-  const stored = await gateway.stores.config.read()
-  // Only forward: a reload here may have installed a newer version while this read ran.
-  if (stored === null || stored.version <= gateway.configVersion) return
-  useRouting(gateway, stored, routingOf(stored, gateway.env, gateway.prices))
-  gateway.log.info({ source: stored.settings.source, version: stored.version }, 'config changed by another process: routing rebuilt from the database')
-}
+export { reloadConfig } from './gateway-config'
 
 /** Opens the database the environment names: Postgres with DATABASE_URL, else the SQLite file. */
 export async function openStores(env: GatewayEnv, instanceId: string): Promise<Stores> {
@@ -164,14 +114,16 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
   const stores = await openStores(env, instanceId)
   let shared: SharedLimits | null = null
   try {
-    const { stored, routing } = await applyConfig(stores, config, env, prices, now())
-    warnUnpriced(routing, log)
+    const { stored, routing } = await writeConfig(stores.config, config, { env, prices, log, now: now(), why: 'start' })
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
     // Scrapes read the routing table in force at that moment, whatever reloads happened since start.
-    const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, now })
+    const connections = new UpstreamConnections(config.http.maxUpstreamConnections)
+    const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, connections, now })
     const keyCache = await KeyCache.load(stores.keys, () => metrics.keyCacheReloads.inc())
     let limiter: Limiter
     let usage: UsagePipeline
+    /** Whether usage can be made durable now: Redis answers (settles land there), or the journal takes a write. */
+    let probeUsage: () => Promise<void>
     if (env.redisUrl !== null) {
       const { openSharedLimits } = await import('./storage/redis')
       shared = await openSharedLimits({
@@ -185,6 +137,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       })
       limiter = shared.limiter
       usage = shared.usage
+      probeUsage = shared.ping
       // Usage a process journaled here before REDIS_URL was set (Postgres alone) is folded, not forgotten.
       await foldOrphanJournals(stores.usage, localBase(env, 'usage'))
     } else {
@@ -192,6 +145,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       const recorder = await UsageRecorder.open(stores.usage, base === null ? null : UsageJournal.create(base), base)
       limiter = new MemoryLimiter(stores.quotaBaseline, recorder)
       usage = recorder
+      probeUsage = () => recorder.probe()
     }
     const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
     const headers = headerNames(env.headerBrand)
@@ -200,6 +154,8 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       stores,
       settings: stored.settings,
       configVersion: stored.version,
+      configFile: config,
+      configDrift: [],
       routing,
       prices,
       keyCache,
@@ -217,15 +173,21 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         routing: () => gateway.routing,
         limiter,
         circuits,
-        connections: new UpstreamConnections(config.http.maxUpstreamConnections),
+        connections,
         now,
         headers,
         metrics,
         log,
         observer,
+        usage: new UsageGate(probeUsage, (failure) =>
+          failure === null
+            ? log.info('usage can be recorded again: serving resumes')
+            : log.error({ reason: failure }, 'usage cannot be recorded: requests are refused with 503 usage_unavailable until it can'),
+        ),
       },
       now,
       holdConnection: () => {},
+      clientAddress: () => null,
     }
     return gateway
   } catch (error) {
@@ -323,6 +285,10 @@ export interface Health {
   database: string
   /** "in memory", or Redis's state when several instances share limits. */
   limiter: string
+  /** "ok", or "unavailable: <reason>" while usage cannot be made durable (requests are then refused). */
+  usage: string
+  /** The config in force and this instance's own file: a drift is reported, never a reason for 503. */
+  config: ConfigHealth
 }
 
 /**
@@ -339,5 +305,7 @@ export async function checkHealth(gateway: Gateway): Promise<Health> {
     )
   const [database, limiter] = await Promise.all([state(gateway.stores.ping()), gateway.shared ? state(gateway.shared.ping()) : 'in memory'])
   const databaseDown = database !== 'ok' && (gateway.stores.backend === 'sqlite' || gateway.shared === null)
-  return { ok: !databaseDown && !limiter.startsWith('unavailable'), database, limiter }
+  const usageFailure = gateway.serving.usage.unavailable
+  const usage = usageFailure === null ? 'ok' : `unavailable: ${usageFailure}`
+  return { ok: !databaseDown && !limiter.startsWith('unavailable') && usageFailure === null, database, limiter, usage, config: configHealth(gateway) }
 }

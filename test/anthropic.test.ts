@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import OpenAI from 'openai'
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
 import { fixture, schemaErrors, sseBody, sseFixture } from './support/fixtures'
 import { tempDir, writeConfig } from './support/gateway'
 import { type GatewayProcess, spawnGateway } from './support/process'
 import { fakeUpstream, type FakeUpstream, openaiCompletion } from './support/upstream'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /**
  * A fake Anthropic Messages API on a real socket. It checks each translated request the way
@@ -99,7 +102,7 @@ describe('Anthropic upstream, end to end with the official openai SDK', () => {
   let gateway: GatewayProcess
   let client: OpenAI
 
-  beforeAll(async () => {
+  setup(async () => {
     anthropic = fakeAnthropic()
     openaiFallback = fakeUpstream((request) => openaiCompletion(String(request.body.model), 'served by the OpenAI fallback'))
     const config = writeConfig(
@@ -133,7 +136,7 @@ targets = [{ upstream = "claude", model = "claude-haiku-4-5" }, { upstream = "gp
     )
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     anthropic.stop()
     openaiFallback.stop()

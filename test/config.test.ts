@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readEnv } from '../src/config/env'
 import { loadGatewayConfig as loadWithKinds, parseGatewayConfig as parseWithKinds } from '../src/config/load'
 import { providerKinds } from '../src/providers'
@@ -7,6 +7,9 @@ const loadGatewayConfig = (path: string | null) => loadWithKinds(path, providerK
 const parseGatewayConfig = (raw: unknown, source: string) => parseWithKinds(raw, source, providerKinds)
 import { GatewayError } from '../src/errors'
 import { tempDir, writeConfig } from './support/gateway'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const messageOf = (fn: () => unknown): string => {
   try {

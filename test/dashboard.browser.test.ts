@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
@@ -9,6 +9,9 @@ import { openSqliteStores } from '../src/storage/sqlite'
 import { UsageRecorder } from '../src/usage/recorder'
 import { ROOT, tempDir } from './support/gateway'
 import { type GatewayProcess, spawnGateway } from './support/process'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const CHROMIUM = '/usr/bin/chromium'
 const ADMIN_KEY = 'dashboard-admin-key-0123456789'
@@ -20,7 +23,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
   let gateway: GatewayProcess
   let browser: Browser
 
-  beforeAll(async () => {
+  setup(async () => {
     // Known traffic: requests in three distinct minutes of the last hour, on one key.
     const dbPath = join(dir.path, 'gateway.sqlite')
     const stores = openSqliteStores(dbPath)
@@ -59,9 +62,9 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
         '--disable-sync',
       ],
     })
-  }, 60_000)
+  })
 
-  afterAll(async () => {
+  teardown(async () => {
     await browser?.close()
     await gateway?.stop()
     dir[Symbol.dispose]()

@@ -1,7 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { tempDir, writeConfig } from './support/gateway'
 import { runCli, spawnGateway } from './support/process'
 import { waitFor } from './support/wait'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const completion = (url: string, key: string, content: string) =>
   fetch(`${url}/v1/chat/completions`, {

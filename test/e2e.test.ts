@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import OpenAI from 'openai'
 import { tempDir, writeConfig } from './support/gateway'
 import { type GatewayProcess, runCli, spawnGateway } from './support/process'
 import { type FakeUpstream, fakeUpstream, openaiCompletion, openaiStream } from './support/upstream'
 import { waitFor } from './support/wait'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /** The real server process, a real upstream on a socket, and the official OpenAI client. */
 describe('end to end through the real server', () => {
@@ -13,7 +16,7 @@ describe('end to end through the real server', () => {
   let client: OpenAI
   let env: Record<string, string>
 
-  beforeAll(async () => {
+  setup(async () => {
     upstream = fakeUpstream((req) => {
       const model = String(req.body.model)
       const last = (req.body.messages as { content: string }[]).at(-1)!.content
@@ -53,7 +56,7 @@ targets = [{ upstream = "local", model = "echo" }]
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
 
-  afterAll(async () => {
+  teardown(async () => {
     await gateway?.stop()
     upstream?.stop()
     dir[Symbol.dispose]()

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import OpenAI from 'openai'
 import { tempDir, writeConfig } from './support/gateway'
 import { type GatewayProcess, spawnGateway } from './support/process'
 import { fakeUpstream, type FakeUpstream } from './support/upstream'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /** An OpenAI embeddings answer as a real upstream writes it (https://platform.openai.com/docs/api-reference/embeddings/object). */
 const answerFor = (model: string, inputs: number) =>
@@ -18,7 +21,7 @@ describe('embeddings, with the official openai SDK', () => {
   let upstream: FakeUpstream
   let gateway: GatewayProcess
   let client: OpenAI
-  beforeAll(async () => {
+  setup(async () => {
     upstream = fakeUpstream((request) => {
       const input = request.body.input
       const count = Array.isArray(input) && typeof input[0] !== 'number' ? input.length : 1
@@ -50,7 +53,7 @@ targets = [{ upstream = "claude", model = "claude-x" }]
     gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     upstream.stop()
     dir[Symbol.dispose]()

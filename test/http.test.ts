@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { KeyService } from '../src/auth/key-service'
 import { watchStores } from '../src/gateway'
 import { openSqliteStores } from '../src/storage/sqlite'
 import { chatBody, inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
 import { waitFor } from './support/wait'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const ERROR_KEYS = ['code', 'message', 'param', 'type']
 
@@ -22,8 +25,8 @@ async function expectError(response: Response, status: number, type: string, cod
 
 describe('service routes', () => {
   let gw: InProcessGateway
-  beforeAll(async () => (gw = await inProcessGateway()))
-  afterAll(() => gw.close())
+  setup(async () => (gw = await inProcessGateway()))
+  teardown(() => gw.close())
 
   test('GET / describes the service', async () => {
     const response = await gw.request('/')
@@ -130,8 +133,8 @@ describe('service routes', () => {
 
 describe('authentication', () => {
   let gw: InProcessGateway
-  beforeAll(async () => (gw = await inProcessGateway()))
-  afterAll(() => gw.close())
+  setup(async () => (gw = await inProcessGateway()))
+  teardown(() => gw.close())
 
   test('missing or unknown key: 401 with exactly the spec body', async () => {
     const variants: Record<string, string>[] = [{}, { authorization: 'Bearer sk-cg-wrong' }, { 'x-api-key': 'nope' }, { authorization: 'Basic abc' }]
@@ -161,7 +164,7 @@ describe('chat completions', () => {
   const dir = tempDir()
   let gw: InProcessGateway
   const auth = () => ({ authorization: `Bearer ${gw.key}` })
-  beforeAll(async () => {
+  setup(async () => {
     const config = writeConfig(
       dir.path,
       `
@@ -183,7 +186,7 @@ targets = [{ upstream = "local", model = "echo" }]
     )
     gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config, GATEWAY_MAX_BODY_BYTES: '2048' } })
   })
-  afterAll(() => {
+  teardown(() => {
     gw.close()
     dir[Symbol.dispose]()
   })

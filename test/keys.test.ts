@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import parse from 'parse-prometheus-text-format'
 import { tempDir, writeConfig } from './support/gateway'
 import { type GatewayProcess, runCli, spawnGateway } from './support/process'
 import { waitFor } from './support/wait'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const ADMIN_KEY = 'admin-key-for-tests-0123456789'
 const CHAT = JSON.stringify({ model: 'local/echo', messages: [{ role: 'user', content: 'hello there' }] })
@@ -30,11 +33,11 @@ describe('a new key works on the very next request', () => {
   const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_ADMIN_KEY: ADMIN_KEY }
   let a: GatewayProcess
   let b: GatewayProcess
-  beforeAll(async () => {
+  setup(async () => {
     a = await spawnGateway(env)
     b = await spawnGateway(env)
   })
-  afterAll(async () => {
+  teardown(async () => {
     await Promise.all([a.stop(), b.stop()])
     dir[Symbol.dispose]()
   })
@@ -101,6 +104,11 @@ describe('a new key works on the very next request', () => {
       )
       return statuses
     }
+    // No write of another process may land during the count. a's revocation in the test before
+    // bumped the key-table version; a notices a version change only after another connection
+    // commits (SQLite's data_version), and b folds the usage of the requests it served there up to
+    // a second later. A usage read on b folds it now, so a's reload for it happens in the warm-up.
+    expect((await fetch(`${b.url}/admin/usage`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).status).toBe(200)
     // Warm up first, so the JIT and connection buffers are not counted as growth.
     await flood(2_000)
     const reloads = await metric(a.url, 'chatgate_key_cache_reloads_total')
@@ -114,10 +122,10 @@ describe('a new key works on the very next request', () => {
 describe('authentication comes before the body', () => {
   const dir = tempDir()
   let gateway: GatewayProcess
-  beforeAll(async () => {
+  setup(async () => {
     gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite` }, { expectFirstKey: true })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     dir[Symbol.dispose]()
   })

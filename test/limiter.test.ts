@@ -1,8 +1,11 @@
 import { statusOf } from '../src/http/errors'
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { KeyLimits } from '../src/limits/limiter'
 import { MemoryLimiter } from '../src/limits/memory'
 import type { UsageEntry } from '../src/usage/entry'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /** A request that ended at `at` having used `tokens` (all of them completion tokens). */
 const ended = (tokens: number, at: number): UsageEntry => ({

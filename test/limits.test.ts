@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { inProcessGateway, tempDir, writeConfig } from './support/gateway'
 import { runCli, spawnGateway } from './support/process'
 import { waitFor } from './support/wait'
 import { fakeUpstream, openaiCompletion } from './support/upstream'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /** An upstream that holds each request until the test releases it, reporting fixed usage. */
 function gatedUpstream(usage = { prompt_tokens: 40, completion_tokens: 20, total_tokens: 60 }) {
@@ -76,12 +79,12 @@ async function gatewayWithTier(tier: string, usage?: Parameters<typeof gatedUpst
 }
 
 describe('limits under concurrency', () => {
-  let setup: Awaited<ReturnType<typeof gatewayWithTier>>
-  beforeAll(async () => (setup = await gatewayWithTier('requests_per_minute = 50\ntokens_per_minute = 100000000\nmax_concurrent = 1000')))
-  afterAll(() => setup.dispose())
+  let tiered: Awaited<ReturnType<typeof gatewayWithTier>>
+  setup(async () => (tiered = await gatewayWithTier('requests_per_minute = 50\ntokens_per_minute = 100000000\nmax_concurrent = 1000')))
+  teardown(() => tiered.dispose())
 
   test('200 concurrent requests at 50 rpm: exactly 50 succeed with remaining {49..0}, 150 get 429', async () => {
-    const { gw, url } = setup
+    const { gw, url } = tiered
     const responses = await Promise.all(Array.from({ length: 200 }, () => post(url, gw.key, 'go', undefined, 'local/echo')))
     const ok = responses.filter((r) => r.status === 200)
     const refused = responses.filter((r) => r.status === 429)
@@ -103,12 +106,12 @@ describe('limits under concurrency', () => {
 })
 
 describe('max_concurrent', () => {
-  let setup: Awaited<ReturnType<typeof gatewayWithTier>>
-  beforeAll(async () => (setup = await gatewayWithTier('requests_per_minute = 1000\ntokens_per_minute = 100000000\nmax_concurrent = 2')))
-  afterAll(() => setup.dispose())
+  let tiered: Awaited<ReturnType<typeof gatewayWithTier>>
+  setup(async () => (tiered = await gatewayWithTier('requests_per_minute = 1000\ntokens_per_minute = 100000000\nmax_concurrent = 2')))
+  teardown(() => tiered.dispose())
 
   test('the third concurrent request is refused at once; capacity returns on completion and on disconnect', async () => {
-    const { gw, url, upstream } = setup
+    const { gw, url, upstream } = tiered
     const first = post(url, gw.key, 'wait')
     const controller = new AbortController()
     const second = post(url, gw.key, 'wait', controller.signal).catch(() => 'aborted')

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import { fixture, fixtureText, sseBody, sseFixture } from './support/fixtures'
 import { tempDir, writeConfig } from './support/gateway'
 import { type GatewayProcess, runCli, spawnGateway } from './support/process'
 import { fakeUpstream, type FakeUpstream, openaiCompletion, openaiStream, type RecordedRequest } from './support/upstream'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /** Event types of an Anthropic stream, pings dropped and runs of the same delta kept once: its shape. */
 function shape(events: { type: string; delta?: { type?: string }; content_block?: { type: string } }[]): string[] {
@@ -40,11 +43,11 @@ describe('the Anthropic SDK against the mock', () => {
   const dir = tempDir()
   let gateway: GatewayProcess
   let client: Anthropic
-  beforeAll(async () => {
+  setup(async () => {
     gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite` }, { expectFirstKey: true })
     client = new Anthropic({ apiKey: gateway.firstKey!, baseURL: gateway.url, maxRetries: 0 })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     dir[Symbol.dispose]()
   })
@@ -121,7 +124,7 @@ describe('the Anthropic SDK against an OpenAI-compatible upstream: translated bo
     .filter((line) => !line.startsWith(':'))
     .join('\n')
     .trim()
-  beforeAll(async () => {
+  setup(async () => {
     upstream = fakeUpstream((request: RecordedRequest) => {
       const answeringTools = (request.body.messages as { role: string }[]).some((m) => m.role === 'tool')
       if (request.body.stream) {
@@ -148,7 +151,7 @@ targets = [{ upstream = "gpt", model = "gpt-4o" }]
     gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
     client = new Anthropic({ apiKey: gateway.firstKey!, baseURL: gateway.url, maxRetries: 0 })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     upstream.stop()
     dir[Symbol.dispose]()
@@ -246,7 +249,7 @@ describe('Anthropic upstreams: the body as sent, the answer as sent', () => {
     stop_sequence: null,
     usage: { input_tokens: 20, output_tokens: 9 },
   }
-  beforeAll(async () => {
+  setup(async () => {
     anthropic = Bun.serve({
       hostname: '127.0.0.1',
       port: 0,
@@ -279,7 +282,7 @@ targets = [{ upstream = "claude", model = "claude-opus-4-6" }]
       { expectFirstKey: true },
     )
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     anthropic.stop(true)
     dir[Symbol.dispose]()

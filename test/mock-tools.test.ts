@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import OpenAI from 'openai'
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions'
 import { tempDir } from './support/gateway'
 import { type GatewayProcess, runCli, spawnGateway } from './support/process'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const TOOLS: ChatCompletionTool[] = [
   {
@@ -17,11 +20,11 @@ describe('the mock calls tools, so an agent loop runs offline', () => {
   const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
   let gateway: GatewayProcess
   let client: OpenAI
-  beforeAll(async () => {
+  setup(async () => {
     gateway = await spawnGateway(env, { expectFirstKey: true })
     client = new OpenAI({ apiKey: gateway.firstKey!, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     dir[Symbol.dispose]()
   })

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import OpenAI from 'openai'
 import { tempDir, writeConfig } from './support/gateway'
 import { type GatewayProcess, spawnGateway } from './support/process'
 import { fakeUpstream, type FakeUpstream, type RecordedRequest } from './support/upstream'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /**
  * OpenAI-compatible upstreams get the caller's body as sent, only `model` replaced (and, for a stream,
@@ -73,7 +76,7 @@ describe('OpenAI-compatible upstreams: the body as sent, the answer as sent', ()
   const dir = tempDir()
   let upstream: FakeUpstream
   let gateway: GatewayProcess
-  beforeAll(async () => {
+  setup(async () => {
     upstream = fakeUpstream((request: RecordedRequest) =>
       request.body.stream === true
         ? new Response(sse(STREAM_EVENTS), { headers: { 'content-type': 'text/event-stream' } })
@@ -95,7 +98,7 @@ targets = [{ upstream = "fake", model = "upstream-model" }]
     )
     gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await gateway.stop()
     upstream.stop()
     dir[Symbol.dispose]()

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { latencyBucket } from '../db/latency'
 import { openSqlite } from '../src/storage/sqlite/open'
 import { SqliteUsageStore } from '../src/storage/sqlite/usage'
@@ -6,6 +6,9 @@ import { SqliteUsageReads } from '../src/storage/sqlite/usage-reads'
 import { UsageRecorder } from '../src/usage/recorder'
 import { percentileMs, type SeriesQuery, UsageReports } from '../src/usage/reports'
 import { inProcessGateway } from './support/gateway'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const T0 = Date.parse('2026-11-22T10:00:00Z')
 const MIN = 60_000

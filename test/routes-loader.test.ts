@@ -1,4 +1,4 @@
-import { expect, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createApp } from '../src/app'
@@ -7,6 +7,9 @@ import { closeGateway, createGateway } from '../src/gateway'
 import { discoverRoutes, toElysiaPath } from '../src/http/routes-loader'
 import { createLogger } from '../src/log'
 import { ROOT, tempDir } from './support/gateway'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 test('file paths become Elysia paths', () => {
   expect(toElysiaPath('/v1/models/[...id]')).toBe('/v1/models/*')

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, spyOn, test } from 'bun:test'
 import OpenAI from 'openai'
 import { upstreamHttpError } from '../src/providers/errors'
 import { CircuitBreakers } from '../src/routing/circuit'
@@ -7,8 +7,12 @@ import { UpstreamConnections } from '../src/routing/connections'
 import type { Alias, Target } from '../src/routing/table'
 import { utcDate } from '../src/time'
 import { type FaultServer, faultServer } from './support/faults'
+import { seededRandom } from './support/random'
 import { inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
 import { waitFor } from './support/wait'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const TIER = `
 [tiers.t]
@@ -17,15 +21,30 @@ tokens_per_minute = 100000000
 max_concurrent = 1000
 `
 
+/**
+ * The upstream bounds these tests set, and the faults that pass them. The fault server and the
+ * gateway share this process, and CI runs the suite beside two CPU hogs: an answer the fault server
+ * gives at once can take a few hundred milliseconds to arrive. So a bound that an answer must beat
+ * is a second or more, and a fault meant to pass a bound passes it twice over: the fault decides
+ * which side of the bound a request lands on, not the machine's speed.
+ */
+const CONNECT_MS = 1000
+const TIMEOUT_MS = 1500
+const BOUNDS = `timeout_ms = ${TIMEOUT_MS}\nconnect_timeout_ms = ${CONNECT_MS}`
+/** Headers after twice the connect timeout. */
+const SLOW_FIRST_BYTE = `slow-first-byte:${2 * CONNECT_MS}`
+/** Headers at once, then 50 pieces that take twice the timeout. */
+const DRIP = `drip:${(2 * TIMEOUT_MS) / 50}`
+
 let faults: FaultServer
 let tag = 0
 /** A unique content for a fault mode, so attempts can be counted per test. */
 const mode = (m: string) => `${m}#${++tag}`
 
-beforeAll(() => {
+setup(() => {
   faults = faultServer()
 })
-afterAll(() => faults.stop())
+teardown(() => faults.stop())
 
 /**
  * An in-process gateway whose alias `f/x` points at the fault server with the given upstream settings;
@@ -80,11 +99,11 @@ async function sseEvents(response: Response): Promise<string[]> {
 
 describe('retries and failure modes (non-streaming)', () => {
   let gw: Awaited<ReturnType<typeof gatewayWith>>
-  beforeAll(async () => {
+  setup(async () => {
     // High threshold: these tests are about retries, not the breaker.
-    gw = await gatewayWith('max_retries = 2\ntimeout_ms = 400\nconnect_timeout_ms = 200\nfailure_threshold = 1000')
+    gw = await gatewayWith(`max_retries = 2\n${BOUNDS}\nfailure_threshold = 1000`)
   })
-  afterAll(() => gw.dispose())
+  teardown(() => gw.dispose())
 
   test('500: retried max_retries times, then 502 upstream_error; usage counts one request, one error', async () => {
     const before = await todayUsage(gw)
@@ -147,7 +166,7 @@ describe('retries and failure modes (non-streaming)', () => {
   test('429 with a retry-after-ms past the request deadline: not waited for, one attempt, the caller told when to retry', async () => {
     // The same upstream answer with a longer wait: within what the gateway honours (10 s), past what
     // is left of a 4 s deadline. Waiting would only spend the deadline, so it does not retry at all.
-    const short = await gatewayWith('max_retries = 2\ntimeout_ms = 400\nconnect_timeout_ms = 200\nfailure_threshold = 1000', '[routing]\ndeadline_ms = 4000\n')
+    const short = await gatewayWith(`max_retries = 2\n${BOUNDS}\nfailure_threshold = 1000`, '[routing]\ndeadline_ms = 4000\n')
     try {
       const content = mode('429:9000')
       const response = await chat(short, content)
@@ -167,8 +186,8 @@ describe('retries and failure modes (non-streaming)', () => {
     expect(response.status).toBe(504)
     const error = await errorOf(response)
     expect(error).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' })
-    // connect_timeout_ms (200), not timeout_ms (400), cut the attempts: all 3 of them.
-    expect(error.message).toContain('no response within 200 ms')
+    // connect_timeout_ms, not timeout_ms, cut the attempts: all 3 of them.
+    expect(error.message).toContain(`no response within ${CONNECT_MS} ms`)
     expect(response.headers.get('x-svc-attempts')).toBe('3')
     expect(faults.hits.get(content)).toBe(3)
     // The gateway hung up on each: the fault server sees the three aborts.
@@ -178,17 +197,17 @@ describe('retries and failure modes (non-streaming)', () => {
   })
 
   test('slow first byte beyond connect_timeout_ms: 504', async () => {
-    const content = mode('slow-first-byte:350')
+    const content = mode(SLOW_FIRST_BYTE)
     const response = await chat(gw, content)
     expect(response.status).toBe(504)
-    expect((await errorOf(response)).message).toContain('no response within 200 ms')
+    expect((await errorOf(response)).message).toContain(`no response within ${CONNECT_MS} ms`)
   })
 
   test('a body that drips slower than timeout_ms: 504', async () => {
-    const content = mode('drip:40')
+    const content = mode(DRIP)
     const response = await chat(gw, content)
     expect(response.status).toBe(504)
-    expect((await errorOf(response)).message).toContain('no complete answer within 400 ms')
+    expect((await errorOf(response)).message).toContain(`no complete answer within ${TIMEOUT_MS} ms`)
   })
 
   test('socket dropped mid-body: 502 upstream_connection_error after retries', async () => {
@@ -245,16 +264,16 @@ describe('retries and failure modes (non-streaming)', () => {
 
 describe('streams', () => {
   let gw: Awaited<ReturnType<typeof gatewayWith>>
-  beforeAll(async () => {
+  setup(async () => {
     gw = await gatewayWith(
-      'max_retries = 0\ntimeout_ms = 400\nfailure_threshold = 1000',
+      `max_retries = 0\ntimeout_ms = ${TIMEOUT_MS}\nfailure_threshold = 1000`,
       `
 [aliases."f/backed"]
 targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "echo" }]
 `,
     )
   })
-  afterAll(() => gw.dispose())
+  teardown(() => gw.dispose())
 
   test('the upstream requested usage even though the caller did not; the usage chunk is stripped', async () => {
     const response = await chat(gw, mode('ok'), { stream: true })
@@ -281,7 +300,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
   })
 
   test('a stream that drips past timeout_ms ends with a timeout_error event', async () => {
-    const response = await chat(gw, mode('drip:60'), { stream: true })
+    const response = await chat(gw, mode(DRIP), { stream: true })
     expect(response.status).toBe(200)
     const events = await sseEvents(response)
     const last = JSON.parse(events.at(-1)!.slice('data: '.length)) as { error: { type: string } }
@@ -357,8 +376,8 @@ describe('every fault mode: status, type, attempts, circuit and usage', () => {
     ['500', false, 502, 'upstream_error', 'open'],
     ['429:20', false, 429, 'rate_limit_error', 'open'],
     ['hang', false, 504, 'timeout_error', 'open'],
-    ['slow-first-byte:400', false, 504, 'timeout_error', 'open'],
-    ['drip:50', false, 504, 'timeout_error', 'open'],
+    [SLOW_FIRST_BYTE, false, 504, 'timeout_error', 'open'],
+    [DRIP, false, 504, 'timeout_error', 'open'],
     ['reset-body', false, 502, 'upstream_error', 'open'],
     ['invalid-json', false, 502, 'upstream_error', 'open'],
     ['503-html', false, 502, 'upstream_error', 'open'],
@@ -368,11 +387,11 @@ describe('every fault mode: status, type, attempts, circuit and usage', () => {
     ['401', false, 502, 'upstream_error', 'closed'],
     ['reset-stream:0', true, 502, 'upstream_error', 'open'],
     ['reset-stream:3', true, 200, 'upstream_error', 'open'],
-    ['drip:50', true, 200, 'timeout_error', 'open'],
+    [DRIP, true, 200, 'timeout_error', 'open'],
   ]
   for (const [m, stream, status, type, circuit] of rows) {
     test(`${m}${stream ? ' (stream)' : ''}: ${status} ${type}, circuit ${circuit}`, async () => {
-      const gw = await gatewayWith('max_retries = 0\ntimeout_ms = 300\nconnect_timeout_ms = 150\nfailure_threshold = 1\ncooldown_ms = 60000')
+      const gw = await gatewayWith(`max_retries = 0\n${BOUNDS}\nfailure_threshold = 1\ncooldown_ms = 60000`)
       try {
         const content = mode(m)
         const response = await chat(gw, content, stream ? { stream: true } : {})
@@ -422,17 +441,22 @@ targets = [{ upstream = "dead", model = "d1" }, { upstream = "good", model = "ec
   })
 
   test('the request deadline bounds all attempts together', async () => {
-    const gw = await gatewayWith('max_retries = 5\ntimeout_ms = 5000\nconnect_timeout_ms = 5000', '[routing]\ndeadline_ms = 300\n')
+    // A deadline the request reaches the fault server well within, on a busy machine too.
+    const deadlineMs = CONNECT_MS
+    const gw = await gatewayWith(
+      `max_retries = 5\ntimeout_ms = ${4 * deadlineMs}\nconnect_timeout_ms = ${4 * deadlineMs}`,
+      `[routing]\ndeadline_ms = ${deadlineMs}\n`,
+    )
     try {
       const content = mode('hang')
       const response = await chat(gw, content)
       expect(response.status).toBe(504)
       const error = await errorOf(response)
       expect(error).toMatchObject({ type: 'timeout_error', code: 'upstream_timeout' })
-      // The attempt was given what was left of the 300 ms deadline, not its own 5 s timeout ...
+      // The attempt was given what was left of the deadline, not its own, longer timeout ...
       const given = Number(/no complete answer within (\d+) ms/.exec(error.message)?.[1])
       expect(given).toBeGreaterThan(0)
-      expect(given).toBeLessThanOrEqual(300)
+      expect(given).toBeLessThanOrEqual(deadlineMs)
       // ... and once it was spent, none of the 5 retries was started.
       expect(response.headers.get('x-svc-attempts')).toBe('1')
       expect(faults.hits.get(content)).toBe(1)
@@ -527,6 +551,17 @@ describe('weighted strategy', () => {
     expect(orderTargets(a, () => 0.76).map((t) => t.model)).toEqual(['b', 'a', 'z'])
   })
 
+  test('first choices split by weight over many draws (seeded)', () => {
+    const a = alias([target('a', 3), target('b', 1)])
+    const random = seededRandom(23)
+    const firsts = { a: 0, b: 0 }
+    for (let i = 0; i < 10_000; i++) firsts[orderTargets(a, random)[0]!.model as 'a' | 'b']++
+    // Expected 7,500 / 2,500; the seed makes the count the same on every run.
+    expect(firsts.a).toBeGreaterThan(7_300)
+    expect(firsts.a).toBeLessThan(7_700)
+    expect(firsts.a + firsts.b).toBe(10_000)
+  })
+
   test('traffic splits by weight through the gateway', async () => {
     const gw = await gatewayWith(
       '',
@@ -539,17 +574,20 @@ strategy = "weighted"
 targets = [{ upstream = "good", model = "echo", weight = 3 }, { upstream = "good2", model = "echo", weight = 1 }]
 `,
     )
+    // The gateway draws with Math.random: seeded here, so the split is the same on every run.
+    const random = spyOn(Math, 'random').mockImplementation(seededRandom(9))
     try {
       const counts: Record<string, number> = {}
       for (let i = 0; i < 400; i++) {
         const upstream = (await chat(gw, 'x', {}, 'w/split')).headers.get('x-svc-upstream')!
         counts[upstream] = (counts[upstream] ?? 0) + 1
       }
-      // Expected 300 / 100; a binomial 400 x 0.75 stays within 300 +- 45 with overwhelming probability.
+      // Expected 300 / 100.
       expect(counts.good).toBeGreaterThan(255)
       expect(counts.good).toBeLessThan(345)
       expect(counts.good! + counts.good2!).toBe(400)
     } finally {
+      random.mockRestore()
       gw.dispose()
     }
   })

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import fc from 'fast-check'
 import { fixture, schemaErrors } from './support/fixtures'
 import { inProcessGateway, type InProcessGateway, tempDir, writeConfig } from './support/gateway'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /**
  * Every request body that OpenAI's published schema (CreateChatCompletionRequest, vendored in
@@ -96,7 +99,7 @@ const body = fc.record(
 describe("every body OpenAI's published schema accepts is accepted", () => {
   const dir = tempDir()
   let gw: InProcessGateway
-  beforeAll(async () => {
+  setup(async () => {
     const config = writeConfig(
       dir.path,
       `
@@ -112,7 +115,7 @@ targets = [{ upstream = "local", model = "echo" }]
     )
     gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config } })
   })
-  afterAll(() => {
+  teardown(() => {
     gw.close()
     dir[Symbol.dispose]()
   })

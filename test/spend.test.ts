@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import OpenAI from 'openai'
 import { loadGatewayConfig } from '../src/config/load'
 import { createApp } from '../src/app'
@@ -12,6 +12,9 @@ import { builtInPrices } from '../src/spend/price-table'
 import { DEFAULT_CONFIG } from '../src/config/defaults'
 import { inProcessGateway, type InProcessGateway, json, tempDir, writeConfig } from './support/gateway'
 import { type FakeUpstream, fakeUpstream } from './support/upstream'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const fail = (field: string, message: string): never => {
   throw new Error(`${field}: ${message}`)
@@ -228,7 +231,7 @@ targets = [{ upstream = "free", model = "no-such-priced-model" }, { upstream = "
 describe('end to end with the openai SDK', () => {
   let upstream: FakeUpstream
   let gw: InProcessGateway
-  beforeAll(async () => {
+  setup(async () => {
     upstream = fakeUpstream((request) => {
       const model = (JSON.parse(request.text) as { model: string }).model
       return Response.json({
@@ -268,7 +271,7 @@ targets = [{ upstream = "up", model = "gpt-4.1", price = { input = 2.5, output =
       },
     })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await closeGateway(gw.gateway)
     upstream.stop()
   })

@@ -1,7 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ChunkRelay, completionJson } from '../src/wire/openai/relay'
 import type { ChatCompletion } from '../src/wire/openai/types'
 import { readSseBatches } from '../src/providers/sse'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const streamOf = (parts: string[]) =>
   new ReadableStream<Uint8Array>({

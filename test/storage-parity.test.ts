@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
 import { getTableConfig as pgTableConfig, type PgTable } from 'drizzle-orm/pg-core'
 import { getTableConfig as sqliteTableConfig, type SQLiteTable } from 'drizzle-orm/sqlite-core'
@@ -20,6 +20,10 @@ import type { UsageEntry } from '../src/usage/entry'
 import type { BucketSums } from '../src/usage/store'
 import { tempDir } from './support/gateway'
 import { describeWithServers, type PostgresServer, startPostgres } from './support/servers'
+import { seededRandom } from './support/random'
+import { setup, teardown, TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /** A table as both databases must agree on it: its columns (name, required), primary key and unique columns. */
 interface Shape {
@@ -64,10 +68,10 @@ describe('the SQLite and Postgres schemas are in step', () => {
 
 describeWithServers('the migrated databases are in step', ['postgres'], () => {
   let server: PostgresServer
-  beforeAll(async () => {
+  setup(async () => {
     server = await startPostgres()
   })
-  afterAll(async () => {
+  teardown(async () => {
     await server?.dispose()
   })
 
@@ -108,12 +112,12 @@ describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'],
   let sqlite: Stores
   let pg: Stores
   const dir = tempDir()
-  beforeAll(async () => {
+  setup(async () => {
     server = await startPostgres()
     sqlite = openSqliteStores(`${dir.path}/stores.sqlite`)
     pg = await openPostgresStores(await server.createDatabase(), { applicationName: 'parity test', poolSize: 4 })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await Promise.all([sqlite?.close(), pg?.close()])
     await server?.dispose()
     dir[Symbol.dispose]()
@@ -138,7 +142,7 @@ describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'],
   })
 
   test('usage: the same entries folded give the same rows, series, day buckets and quota baselines', async () => {
-    const random = seeded(7)
+    const random = seededRandom(7)
     const start = Date.UTC(2026, 9, 28, 22, 0, 0)
     const entries: UsageEntry[] = Array.from({ length: 600 }, () => ({
       keyId: `key_${Math.floor(random() * 4)}`,
@@ -210,16 +214,6 @@ describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'],
 
 /** Buckets in one order, whatever order the database returned them in. */
 const sortBuckets = (buckets: BucketSums[]) => [...buckets].sort((a, b) => a.bucket - b.bucket)
-
-/** A small deterministic generator (mulberry32), so the data is the same on every run. */
-function seeded(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** SQLite reports a single-column INTEGER/TEXT primary key as nullable; Postgres makes every key column NOT NULL. */
 function isPrimaryKeyOnly(db: Database, column: { table_name: string; column_name: string }): boolean {

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { usageJournals } from '../db/schema'
@@ -11,6 +11,9 @@ import { foldJournals, UsageRecorder } from '../src/usage/recorder'
 import { UsageReports } from '../src/usage/reports'
 import { ROOT, tempDir } from './support/gateway'
 import { waitFor } from './support/wait'
+import { TEST_MS } from './support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const AT = Date.parse('2026-11-22T10:00:00Z')
 const DAY = { from: '2026-11-22', to: '2026-11-22' }

@@ -35,7 +35,7 @@ export default defineAdminRoute((gateway) =>
       }
     },
     {
-      response: { 200: t.Object({ data: t.Array(AliasSchema) }), 401: ErrorSchema },
+      response: { 200: t.Object({ data: t.Array(AliasSchema) }), 401: ErrorSchema, 429: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'Aliases with their targets and live circuit state', security: ADMIN_SECURITY },
     },
   ),

@@ -9,7 +9,7 @@ export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
     .get('', async () => ({ data: await keysWithSpend(gateway) }), {
-      response: { 200: t.Object({ data: t.Array(t.Composite([KeyRecordSchema, KeySpendSchema])) }), 401: ErrorSchema },
+      response: { 200: t.Object({ data: t.Array(t.Composite([KeyRecordSchema, KeySpendSchema])) }), 401: ErrorSchema, 429: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'List keys (prefixes only, never the keys)', security: ADMIN_SECURITY },
     })
     .post(
@@ -25,6 +25,7 @@ export default defineAdminRoute((gateway) =>
           201: t.Composite([KeyRecordSchema, t.Object({ key: t.String({ description: 'Shown only in this response' }) })]),
           400: ErrorSchema,
           401: ErrorSchema,
+          429: ErrorSchema,
         },
         detail: { tags: ['Admin'], summary: 'Create a key; the response is the only time the key is shown', security: ADMIN_SECURITY },
       },

@@ -33,7 +33,7 @@ export default defineAdminRoute((gateway) =>
       })),
     }),
     {
-      response: { 200: t.Object({ data: t.Array(TierSchema) }), 401: ErrorSchema },
+      response: { 200: t.Object({ data: t.Array(TierSchema) }), 401: ErrorSchema, 429: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'Tiers in force', security: ADMIN_SECURITY },
     },
   ),

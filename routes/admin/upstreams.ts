@@ -34,7 +34,7 @@ export default defineAdminRoute((gateway) =>
       })),
     }),
     {
-      response: { 200: t.Object({ data: t.Array(UpstreamSchema) }), 401: ErrorSchema },
+      response: { 200: t.Object({ data: t.Array(UpstreamSchema) }), 401: ErrorSchema, 429: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'Upstreams in force (never their secrets)', security: ADMIN_SECURITY },
     },
   ),

@@ -19,7 +19,7 @@ export default defineAdminRoute((gateway) =>
         from: t.Optional(t.String({ description: 'First UTC day, YYYY-MM-DD (default today)' })),
         to: t.Optional(t.String({ description: 'Last UTC day, inclusive (default today)' })),
       }),
-      response: { 200: UsageReportSchema, 400: ErrorSchema, 401: ErrorSchema },
+      response: { 200: UsageReportSchema, 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema },
       detail: { tags: ['Admin'], summary: 'Usage counters across keys, by key, alias, upstream and day', security: ADMIN_SECURITY },
     },
   ),

@@ -106,9 +106,34 @@ export function checkNumbers(input: KeyPatch): void {
   }
 }
 
+/**
+ * What a key name may not hold: control characters (CR, LF, ESC, tab, DEL, C1), line and paragraph
+ * separators, lone surrogates and bidirectional overrides. Any of them lets a name forge rows or
+ * recolour a terminal where names are printed (`keys list`), or reorder text around it.
+ */
+const UNPRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u
+
+/** Whether `text` is printable: no character of UNPRINTABLE. */
+export const isPrintable = (text: string): boolean => !UNPRINTABLE.test(text)
+
+const UNPRINTABLE_ALL = new RegExp(UNPRINTABLE.source, 'gu')
+const SHORT_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
+
+/**
+ * `text` with every unprintable character written as an escape (`\n`, `\r`, `\t`, `\u001b`...), for
+ * printing to a terminal: names stored before the rule existed cannot forge rows or colours.
+ */
+export const escapeUnprintable = (text: string): string =>
+  text.replace(UNPRINTABLE_ALL, (char) => SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
 export function checkName(raw: string): string {
   const name = raw.trim()
   if (name === '' || name.length > 100) throw invalidRequest('name must be 1 to 100 characters', { param: 'name' })
+  if (!isPrintable(name)) {
+    throw invalidRequest('name must be printable text: no control characters (line breaks, tabs, escapes), line separators or direction overrides', {
+      param: 'name',
+    })
+  }
   return name
 }
 

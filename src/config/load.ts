@@ -23,16 +23,9 @@ function fieldName(pointer: string): string {
 
 const configError = (source: string, field: string, message: string) => invalidConfig(`Invalid config (${source}): ${field}: ${message}`, field)
 
-/** Validates a parsed config file and fills every default. Throws a GatewayError naming the first bad field. */
-export function parseGatewayConfig(raw: unknown, source: string, kinds: UpstreamKinds): GatewayConfig {
-  const first = Value.Errors(ConfigFileSchema, raw).First()
-  if (first) {
-    const message = first.message === 'Unexpected property' ? 'unknown field' : first.message.toLowerCase()
-    throw configError(source, fieldName(first.path), message)
-  }
-  const file = raw as ConfigFile
-
-  const tiers = Object.entries(file.tiers ?? {}).map(([name, tier]): TierSettings => {
+/** The file's tiers, in its order (the first is the first key's). */
+function tierSettings(file: ConfigFile, source: string): TierSettings[] {
+  return Object.entries(file.tiers ?? {}).map(([name, tier]): TierSettings => {
     if (!NAME_PATTERN.test(name)) throw configError(source, `tiers."${name}"`, 'tier names are letters, digits, "-" and "_"')
     return {
       name,
@@ -46,6 +39,24 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
       models: tier.models ?? null,
     }
   })
+}
+
+/** SHA-256 of a config's text, hex: equal hashes mean byte-identical files. */
+export const configHash = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex')
+
+/**
+ * Validates a parsed config file and fills every default. Throws a GatewayError naming the first bad
+ * field. `text` is what was parsed, for the hash; without it the hash is taken over `raw` as JSON.
+ */
+export function parseGatewayConfig(raw: unknown, source: string, kinds: UpstreamKinds, text: string = JSON.stringify(raw)): GatewayConfig {
+  const first = Value.Errors(ConfigFileSchema, raw).First()
+  if (first) {
+    const message = first.message === 'Unexpected property' ? 'unknown field' : first.message.toLowerCase()
+    throw configError(source, fieldName(first.path), message)
+  }
+  const file = raw as ConfigFile
+
+  const tiers = tierSettings(file, source)
 
   const upstreams = Object.entries(file.upstreams ?? {}).map(([name, upstream]): UpstreamSettings => {
     const field = `upstreams.${name}`
@@ -100,6 +111,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
 
   return {
     source,
+    hash: configHash(text),
     tiers,
     upstreams,
     aliases,
@@ -124,5 +136,5 @@ export function loadGatewayConfig(path: string | null, kinds: UpstreamKinds): Ga
   } catch (error) {
     throw configError(path, '(syntax)', (error as Error).message)
   }
-  return parseGatewayConfig(raw, path, kinds)
+  return parseGatewayConfig(raw, path, kinds, text)
 }

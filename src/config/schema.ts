@@ -78,7 +78,7 @@ export const ConfigFileSchema = Type.Object(
     routing: Type.Optional(
       Type.Object({ deadline_ms: Type.Optional(Millis), drain_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 600_000 })) }, strict),
     ),
-    http: Type.Optional(Type.Object({ max_upstream_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })) }, strict)),
+    http: Type.Optional(Type.Object({ max_upstream_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_279 })) }, strict)),
     usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
   },
   strict,

@@ -82,6 +82,8 @@ export interface AliasSettings {
 export interface GatewayConfig {
   /** Where it came from, for messages: a file path or "built-in defaults". */
   source: string
+  /** SHA-256 (hex) of the file's text as read (of the built-in defaults as JSON): tells instances' files apart. */
+  hash: string
   tiers: TierSettings[]
   upstreams: UpstreamSettings[]
   aliases: AliasSettings[]
@@ -115,6 +117,10 @@ export interface ConfigSettings {
   /** How long a stream whose caller left is still read for its usage. */
   drainMs: number
   minuteRetentionDays: number
+  /** The hash of the file that wrote this config (GatewayConfig.hash); null: written before hashes were kept. */
+  hash: string | null
+  /** When it was written (ms since the epoch); null: written before this was kept. */
+  writtenAt: number | null
 }
 
 /** The config as one store holds it, at one version of it. */
@@ -141,10 +147,12 @@ export interface ConfigStore {
   isEmpty(): Promise<boolean>
 }
 
-/** The settings a config file stores beside its rows. */
-export const settingsOf = (config: GatewayConfig): ConfigSettings => ({
+/** The settings a config file stores beside its rows, written at `now`. */
+export const settingsOf = (config: GatewayConfig, now: number): ConfigSettings => ({
   source: config.source,
   deadlineMs: config.routing.deadlineMs,
   drainMs: config.routing.drainMs,
   minuteRetentionDays: config.usage.minuteRetentionDays,
+  hash: config.hash,
+  writtenAt: now,
 })

@@ -118,15 +118,33 @@
     return budget === null ? `${usd(spent)} / no budget` : `${usd(spent)} / ${usd(budget)}`
   }
 
+  /** The config in force and this instance's own file; where they differ, entry by entry. */
+  function showConfig(status) {
+    const short = (hash) => (hash ? hash.slice(0, 12) : 'unknown')
+    const state = $('config-state')
+    state.textContent = status.in_sync ? 'in step' : `${status.differences.length} differences`
+    state.className = `badge ${status.in_sync ? 'in_sync' : 'drift'}`
+    $('config-summary').textContent =
+      `In force: version ${status.in_force.version}, hash ${short(status.in_force.hash)}, from ${status.in_force.source}` +
+      `${status.in_force.written_at ? `, written ${status.in_force.written_at}` : ''}. ` +
+      `This instance's file: ${status.file.source}, hash ${short(status.file.hash)}.`
+    $('config-drift').hidden = status.in_sync
+    $('config-differences').replaceChildren(
+      ...status.differences.map((difference) => Object.assign(document.createElement('li'), { textContent: difference.text })),
+    )
+  }
+
   async function loadTables() {
     const today = new Date().toISOString().slice(0, 10)
-    const [keys, tiers, aliases, upstreams, usage] = await Promise.all([
+    const [keys, tiers, aliases, upstreams, usage, config] = await Promise.all([
       api('/admin/keys'),
       api('/admin/tiers'),
       api('/admin/aliases'),
       api('/admin/upstreams'),
       api(`/admin/usage?from=${today}&to=${today}`),
+      api('/admin/config'),
     ])
+    showConfig(config)
     const tierByName = Object.fromEntries(tiers.data.map((t) => [t.name, t]))
     const todayByKey = {}
     for (const row of usage.data) {

@@ -42,9 +42,13 @@ export const KeySpendSchema = t.Object({
   monthly_budget_in_force_usd: t.Union([t.Number(), t.Null()]),
 })
 
+/** Checked again by KeyService (checkName): printable text only, so no name can forge rows where it is printed. */
+const NAME_DESCRIPTION =
+  'Printable text, 1 to 100 characters: no control characters (CR, LF, tab, ESC...), line separators or direction overrides (400 naming `name`)'
+
 export const KeyCreateSchema = t.Object(
   {
-    name: t.String({ minLength: 1, maxLength: 100 }),
+    name: t.String({ minLength: 1, maxLength: 100, description: NAME_DESCRIPTION }),
     tier: t.String({ minLength: 1 }),
     expires_in_days: t.Optional(Limit('expires_in_days', 'The key stops working after this many days')),
     rpm: t.Optional(Limit('rpm', 'Requests per minute, overriding the tier')),
@@ -67,7 +71,7 @@ const nullable = (field: string, description: string) =>
 
 export const KeyPatchSchema = t.Object(
   {
-    name: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 100, description: NAME_DESCRIPTION })),
     tier: t.Optional(t.String({ minLength: 1 })),
     expires_in_days: nullable('expires_in_days', 'Days from now; null: never expires'),
     rpm: nullable('rpm', 'null: use the tier value'),

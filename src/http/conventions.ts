@@ -17,6 +17,8 @@ export interface ConventionsOptions {
   pageHeaders: ReadonlyMap<string, Record<string, string>>
   /** The error format for a path (the API it belongs to decides, unknown routes included). */
   errorFormatFor(path: string): ErrorFormat
+  /** A refusal decided before the body is read (a full request window), handed to the route like a refused body. */
+  refuseBeforeBody?(request: Request): GatewayError | null
 }
 
 /**
@@ -76,7 +78,7 @@ export const errorResponse = (error: GatewayError, format: ErrorFormat = openaiE
  * The gateway's HTTP conventions, for every route: request ids, latency header, JSON bodies with a
  * size limit, and the one place where errors become `{"error":{...}}` responses.
  */
-export function httpConventions({ headers, body: bodyLimits, log, observer, pageHeaders, errorFormatFor }: ConventionsOptions) {
+export function httpConventions({ headers, body: bodyLimits, log, observer, pageHeaders, errorFormatFor, refuseBeforeBody }: ConventionsOptions) {
   return new Elysia({ name: 'chatgate:http' })
     .onRequest(function markRequest({ request, set }) {
       const id = requestIdFor(request.headers.get('x-request-id'))
@@ -89,6 +91,8 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
       }
     })
     .onParse({ as: 'global' }, async function parseJson({ request, contentType }) {
+      const early = refuseBeforeBody?.(request)
+      if (early) return new RefusedBody(early)
       let body: Awaited<ReturnType<typeof readJsonBody>>
       try {
         body = await readJsonBody(request, contentType, bodyLimits)

@@ -49,6 +49,13 @@ export type Admission =
        * await it before the response ends. Exactly once: a second call is a no-op.
        */
       settle(entry: UsageEntry): Promise<void>
+      /**
+       * Ends a request that is not one in usage (a token count): frees its concurrency slot and its
+       * reservation and gives back its count in the daily request quota, but records no usage
+       * entry and charges nothing. The request stays in the per-minute window: it was a request
+       * against the key's rate limit. Exactly once, and a no-op after `settle` (and vice versa).
+       */
+      release(): Promise<void>
     }
   | { ok: false; state: LimitState; error: GatewayError; reason: RefusalReason }
 
@@ -63,7 +70,7 @@ export interface PeriodUsage {
   costThisMonth: number
 }
 
-/** Where quotas and budgets start from when a key is first seen in a period: the persisted usage counters. */
+/** Where quotas and budgets start from when a key is first seen: the persisted usage counters of its day and month. */
 export interface QuotaBaseline {
   /** Requests and spend (nano-dollars) of the key on a UTC day. */
   dayUsage(keyId: string, day: string): Promise<{ requests: number; costNanos: number }>

@@ -1,108 +1,55 @@
 import { MINUTE_MS, msUntilNextDay, msUntilNextMonth, UtcDays } from '../time'
+import type { UsageEntry } from '../usage/entry'
 import type { UsageSink } from '../usage/recorder'
 import { type Admission, type KeyLimits, type Limiter, type LimitState, limitState, type QuotaBaseline, untouchedState } from './limiter'
 import { type LimitHit, refusalFor } from './refusals'
+import { SlidingLog } from './sliding-log'
 
-const WINDOW_MS = MINUTE_MS
-/** Keys with nothing in their window and nothing in flight are dropped after this long. */
-const IDLE_EVICT_MS = 2 * WINDOW_MS
+/**
+ * Keys with nothing in flight and neither admitted nor settled anything for this long are dropped.
+ * Long after their last settle, so the journal (folded every second) has put its usage into the
+ * store: a key seen again starts from a baseline that holds it.
+ */
+const IDLE_EVICT_MS = 2 * MINUTE_MS
 
 /** A settle with nothing to record is done at once: one settled promise serves them all. */
 const SETTLED: Promise<void> = Promise.resolve()
-
-/**
- * Amounts counted in the last minute with their times, oldest first, in a growable ring (a sliding
- * log). Events in the same millisecond share one entry, so the log holds at most 60,000 entries
- * however busy the key: exact, and bounded in memory.
- */
-class SlidingLog {
-  private times = new Float64Array(8)
-  private amounts = new Float64Array(8)
-  private head = 0
-  /** Entries held (not events: one entry per millisecond). */
-  private count = 0
-  /** The sum of the amounts in the window: for the request log, the number of requests. */
-  total = 0
-
-  advance(now: number): void {
-    while (this.count > 0 && this.times[this.head]! <= now - WINDOW_MS) {
-      this.total -= this.amounts[this.head]!
-      this.head = (this.head + 1) % this.times.length
-      this.count--
-    }
-  }
-
-  /** Appends an event; a clock that stepped back is clamped so the log stays in time order. */
-  push(time: number, amount: number): void {
-    this.total += amount
-    if (this.count > 0) {
-      const last = (this.head + this.count - 1) % this.times.length
-      if (time <= this.times[last]!) {
-        this.amounts[last]! += amount
-        return
-      }
-    }
-    if (this.count === this.times.length) this.grow()
-    const at = (this.head + this.count) % this.times.length
-    this.times[at] = time
-    this.amounts[at] = amount
-    this.count++
-  }
-
-  /** Milliseconds until the oldest entry leaves the window (0 when empty). */
-  msUntilOldestLeaves(now: number): number {
-    return this.count === 0 ? 0 : this.times[this.head]! + WINDOW_MS - now
-  }
-
-  /** Milliseconds until the total drops to `target` or below as old entries leave the window. */
-  msUntilTotalAtMost(target: number, now: number): number {
-    let total = this.total
-    for (let i = 0; i < this.count && total > target; i++) {
-      const at = (this.head + i) % this.times.length
-      total -= this.amounts[at]!
-      if (total <= target) return this.times[at]! + WINDOW_MS - now
-    }
-    return 0
-  }
-
-  private grow(): void {
-    const times = new Float64Array(this.times.length * 2)
-    const amounts = new Float64Array(this.times.length * 2)
-    for (let i = 0; i < this.count; i++) {
-      times[i] = this.times[(this.head + i) % this.times.length]!
-      amounts[i] = this.amounts[(this.head + i) % this.times.length]!
-    }
-    this.times = times
-    this.amounts = amounts
-    this.head = 0
-  }
-}
 
 interface KeyState {
   requests: SlidingLog
   tokens: SlidingLog
   inFlight: number
+  /** The last admission or settle (ms). */
   lastSeen: number
-  /** The quota periods the counters below are for. */
+  /** The UTC day ("YYYY-MM-DD") and month ("YYYY-MM") the counters below are for; '' before the first. */
   day: string
-  requestsToday: number
   month: string
+  requestsToday: number
   tokensThisMonth: number
   /** Settled spend in nano-dollars, in the day and month above. */
   spentToday: number
   spentThisMonth: number
   /** What the key's requests in flight reserved of its budgets (nano-dollars). */
   reserved: number
-  /** Set while a period's baseline is being read: admissions for the key wait for it. */
+  /**
+   * Whether the counters hold all the key used in their periods: false until the persisted usage
+   * (the baseline) has been added. Nothing is admitted for the key before.
+   */
+  counted: boolean
+  /** Set while the baseline is being read: admissions for the key wait for it. */
   loading: Promise<void> | null
 }
 
 /**
  * Exact limits for one process. Requests per minute and tokens per minute are sliding logs: no 60 s
  * span ever holds more than the limit, so there is no 2x burst at a window boundary as with fixed
- * windows. Single-threaded JS makes each decision atomic: concurrency cannot overshoot. Quotas
- * start from the persisted usage counters, read once per key and period, and are then counted in
- * memory; while that read runs, the key's admissions wait for it, and then decide one by one.
+ * windows. Single-threaded JS makes each decision atomic: concurrency cannot overshoot.
+ *
+ * Quotas and budgets: every key's day and month counters are kept, whether or not a limit uses
+ * them, so a quota or a budget that appears mid-period (a PATCH, a reload) starts from what the key
+ * already used. They start from the persisted usage, read once when the key is first seen (its
+ * admissions wait for that read, then decide one by one), and go on in memory: a new day or month
+ * starts from zero without a read, since this process has counted all of it.
  */
 export class MemoryLimiter implements Limiter {
   private readonly keys = new Map<string, KeyState>()
@@ -129,57 +76,56 @@ export class MemoryLimiter implements Limiter {
         inFlight: 0,
         lastSeen: now,
         day: '',
-        requestsToday: 0,
         month: '',
+        requestsToday: 0,
         tokensThisMonth: 0,
         spentToday: 0,
         spentThisMonth: 0,
         reserved: 0,
+        counted: this.baseline === null,
         loading: null,
       }
       this.keys.set(keyId, state)
     }
-    state.lastSeen = now
+    state.lastSeen = Math.max(state.lastSeen, now)
     return state
   }
 
-  /**
-   * Moves the quota counters to the current day and month. A new period starts from the persisted
-   * counters: they are read (once, whoever asks meanwhile) and added to what was counted since.
-   */
-  private syncQuotaPeriods(keyId: string, state: KeyState, limits: KeyLimits, now: number): Promise<void> | null {
-    if (state.loading) return state.loading
-    const day = this.days.of(now)
+  /** Moves the counters on to the day and month `at` falls in (never back: a clock that stepped back keeps them). */
+  private roll(state: KeyState, at: number): void {
+    const day = this.days.of(at)
+    if (day <= state.day) return
     const month = day.slice(0, 7)
-    const newDay = (limits.dailyRequestQuota !== null || limits.dailyBudgetNanos !== null) && state.day !== day
-    const newMonth = (limits.monthlyTokenQuota !== null || limits.monthlyBudgetNanos !== null) && state.month !== month
-    if (!newDay && !newMonth) return null
-    if (newDay) {
-      state.day = day
-      state.requestsToday = 0
-      state.spentToday = 0
-    }
-    if (newMonth) {
+    if (month !== state.month) {
       state.month = month
       state.tokensThisMonth = 0
       state.spentThisMonth = 0
     }
-    const baseline = this.baseline
-    if (baseline === null) return null
-    const read = Promise.all([newDay ? baseline.dayUsage(keyId, day) : null, newMonth ? baseline.monthUsage(keyId, `${month}-01`) : null]).then(
-      ([today, thisMonth]) => {
-        state.requestsToday += today?.requests ?? 0
-        state.spentToday += today?.costNanos ?? 0
-        state.tokensThisMonth += thisMonth?.tokens ?? 0
-        state.spentThisMonth += thisMonth?.costNanos ?? 0
-      },
-      (error: unknown) => {
-        // Read again by the next admission; this one fails.
-        if (newDay) state.day = ''
-        if (newMonth) state.month = ''
-        throw error
-      },
-    )
+    state.day = day
+    state.requestsToday = 0
+    state.spentToday = 0
+  }
+
+  /**
+   * The read of the persisted usage for a key not counted yet, started once whoever asks meanwhile.
+   * Nothing of the key is in flight here (it had no admission yet), and its last settles, if it
+   * was dropped and is seen again, were folded long ago: the store holds all of its past usage,
+   * and the counters nothing of it. A failed read fails the admissions waiting for it; the next
+   * one reads again.
+   */
+  private readBaseline(keyId: string, state: KeyState, baseline: QuotaBaseline): Promise<void> {
+    const { day, month } = state
+    const read = Promise.all([baseline.dayUsage(keyId, day), baseline.monthUsage(keyId, `${month}-01`)]).then(([today, thisMonth]) => {
+      if (state.day === day) {
+        state.requestsToday += today.requests
+        state.spentToday += today.costNanos
+      }
+      if (state.month === month) {
+        state.tokensThisMonth += thisMonth.tokens
+        state.spentThisMonth += thisMonth.costNanos
+      }
+      state.counted = true
+    })
     state.loading = read.finally(() => (state.loading = null))
     return state.loading
   }
@@ -199,8 +145,12 @@ export class MemoryLimiter implements Limiter {
   admit(keyId: string, limits: KeyLimits, now: number, reserveNanos = 0): Promise<Admission> {
     this.sweep(now)
     const state = this.key(keyId, now)
-    const loading = this.syncQuotaPeriods(keyId, state, limits, now)
-    if (loading === null) return Promise.resolve(this.decide(state, limits, now, reserveNanos))
+    let loading = state.loading
+    if (loading === null) {
+      this.roll(state, now)
+      if (state.counted || this.baseline === null) return Promise.resolve(this.decide(state, limits, now, reserveNanos))
+      loading = this.readBaseline(keyId, state, this.baseline)
+    }
     return loading.then(() => this.admit(keyId, limits, now, reserveNanos))
   }
 
@@ -226,34 +176,50 @@ export class MemoryLimiter implements Limiter {
     state.requestsToday++
     state.inFlight++
     state.reserved += reserveNanos
-    let settled = false
+    const admittedDay = state.day
+    let ended = false
+    const end = (): boolean => {
+      if (ended) return false
+      ended = true
+      state.inFlight--
+      state.reserved -= reserveNanos
+      return true
+    }
     return {
       ok: true,
       state: this.stateOf(state, limits, now),
       settle: (entry) => {
-        if (settled) return SETTLED
-        settled = true
-        state.inFlight--
-        state.reserved -= reserveNanos
-        const tokens = entry.promptTokens + entry.completionTokens
-        if (tokens > 0) {
-          state.tokens.push(entry.at, tokens)
-          state.tokensThisMonth += tokens
-        }
-        if (entry.costNanos > 0) {
-          // Charged to the period it ended in; a period the key has not reached yet starts from the store.
-          const day = this.days.of(entry.at)
-          if (day === state.day) state.spentToday += entry.costNanos
-          if (day.slice(0, 7) === state.month) state.spentThisMonth += entry.costNanos
-        }
+        if (!end()) return SETTLED
+        this.charge(state, entry)
         return this.usage?.record(entry) ?? SETTLED
       },
+      release: () => {
+        // Not a request in usage: the daily quota, which restarts from the store's request count, does not count it either.
+        if (end() && state.day === admittedDay) state.requestsToday--
+        return SETTLED
+      },
+    }
+  }
+
+  /** Charges what a request used to the windows and to the day and month it ended in. */
+  private charge(state: KeyState, entry: UsageEntry): void {
+    state.lastSeen = Math.max(state.lastSeen, entry.at)
+    this.roll(state, entry.at)
+    const day = this.days.of(entry.at)
+    const tokens = entry.promptTokens + entry.completionTokens
+    if (tokens > 0) {
+      state.tokens.push(entry.at, tokens)
+      if (day.slice(0, 7) === state.month) state.tokensThisMonth += tokens
+    }
+    if (entry.costNanos > 0) {
+      if (day === state.day) state.spentToday += entry.costNanos
+      if (day.slice(0, 7) === state.month) state.spentThisMonth += entry.costNanos
     }
   }
 
   /** Drops idle keys so memory stays bounded by the keys active in the last few minutes. */
   private sweep(now: number): void {
-    if (now - this.lastSweep < WINDOW_MS) return
+    if (now - this.lastSweep < MINUTE_MS) return
     this.lastSweep = now
     for (const [keyId, state] of this.keys) {
       if (state.inFlight === 0 && state.loading === null && now - state.lastSeen > IDLE_EVICT_MS) this.keys.delete(keyId)

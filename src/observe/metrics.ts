@@ -134,6 +134,15 @@ export class Histogram extends Family<HistogramSeries> {
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 const CIRCUIT_VALUE = { closed: 0, half_open: 1, open: 2 } as const
 
+/** What the gauges read at scrape time. */
+export interface MetricsState {
+  routing: () => RoutingTable
+  circuits: CircuitBreakers
+  /** The instance's open upstream requests; without it, `chatgate_upstream_connections` is not exported. */
+  connections?: { readonly inUse: number }
+  now: () => number
+}
+
 /** Every metric the gateway exports (prefix `chatgate_`). Label values go in the order of each metric's label names. */
 export class GatewayMetrics {
   readonly requests = new Counter('chatgate_requests_total', 'Requests by alias, upstream and status class (2xx, 4xx, 5xx)', ['alias', 'upstream', 'status'])
@@ -167,9 +176,14 @@ export class GatewayMetrics {
   /** The in-flight gauge's one series: `value++` and `value--`. */
   readonly inFlight = this.inFlightGauge.labels()
   private readonly circuitState = new Gauge('chatgate_circuit_state', 'Circuit state per target: 0 closed, 1 half open, 2 open', ['upstream', 'model'])
+  private readonly upstreamConnections = new Gauge(
+    'chatgate_upstream_connections',
+    'Upstream requests open now, bounded by [http] max_upstream_connections',
+    [],
+  )
   private readonly families: Family<unknown>[]
 
-  constructor(private readonly state: { routing: () => RoutingTable; circuits: CircuitBreakers; now: () => number }) {
+  constructor(private readonly state: MetricsState) {
     this.families = [
       this.requests,
       this.requestDuration,
@@ -185,11 +199,13 @@ export class GatewayMetrics {
       this.keyCacheReloads,
       this.inFlightGauge,
       this.circuitState,
+      ...(state.connections ? [this.upstreamConnections] : []),
     ] as Family<unknown>[]
   }
 
-  /** Circuit states are read from the breakers at scrape time, for the routing table in force then. */
-  private collectCircuits(): void {
+  /** Read at scrape time: circuit states from the breakers, for the routing table in force then; open upstream requests. */
+  private collectLive(): void {
+    if (this.state.connections) this.upstreamConnections.labels().value = this.state.connections.inUse
     this.circuitState.reset()
     const now = this.state.now()
     for (const alias of this.state.routing().aliases.values()) {
@@ -202,7 +218,7 @@ export class GatewayMetrics {
 
   /** Every sample, as the text format lists them. */
   samples(): MetricSample[] {
-    this.collectCircuits()
+    this.collectLive()
     const out: MetricSample[] = []
     for (const family of this.families) family.collect(out)
     return out
@@ -210,7 +226,7 @@ export class GatewayMetrics {
 
   /** The Prometheus text exposition. */
   text(): string {
-    this.collectCircuits()
+    this.collectLive()
     let text = ''
     const out: MetricSample[] = []
     for (const family of this.families) {

@@ -99,6 +99,7 @@ export class RequestObserver {
       completion_tokens: record.completionTokens ?? 0,
       cost_usd: usd(record.costNanos ?? 0),
     }
+    if (record.usageEstimated) line.usage_estimated = true
     if (error) {
       line.error_type = error.type
       line.error_code = error.code ?? null

@@ -19,6 +19,8 @@ export interface RequestRecord {
   completionTokens?: number
   /** The request's exact cost in nano-dollars. */
   costNanos?: number
+  /** The tokens are the gateway's estimate: the caller cut the stream before the upstream reported usage. */
+  usageEstimated?: boolean
   /** Message content, kept only when body logging is on. */
   messages?: unknown
   /** A stream writes its own log line when it ends, not when its headers go out. */

@@ -15,7 +15,12 @@ export interface AttemptScope extends AttemptContext {
   detachClient(): void
 }
 
-function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: number, connectTimeoutMs: number): AttemptScope {
+/**
+ * Starts an attempt on one of the instance's upstream connections, taken here (or refused with the
+ * 503 `upstream_connection_limit`) and given back when the attempt ends, exactly once.
+ */
+function startAttempt(target: Target, connections: UpstreamConnections, clientSignal: AbortSignal, timeoutMs: number, connectTimeoutMs: number): AttemptScope {
+  connections.acquire()
   const controller = new AbortController()
   const name = target.upstream.name
   const onClientAbort = () => controller.abort(clientClosed())
@@ -30,13 +35,17 @@ function startAttempt(target: Target, clientSignal: AbortSignal, timeoutMs: numb
     if (connect) clearTimeout(connect)
     connect = null
   }
+  let ended = false
   return {
     signal: controller.signal,
     responded,
     end() {
+      if (ended) return
+      ended = true
       responded()
       clearTimeout(overall)
       clientSignal.removeEventListener('abort', onClientAbort)
+      connections.release()
     },
     abort: (reason) => controller.abort(reason),
     detachClient: () => clientSignal.removeEventListener('abort', onClientAbort),
@@ -104,6 +113,36 @@ export interface DispatchOptions {
   onSuccess?(target: Target): void
 }
 
+/**
+ * Starts an attempt, or throws the 503 when the instance has no upstream connection free: that is the
+ * instance's own bound, not the target's health, so its circuit gets no verdict, and there is no
+ * failover (every other target would be refused alike).
+ */
+function openAttempt(target: Target, options: DispatchOptions, timeoutMs: number): AttemptScope {
+  try {
+    return startAttempt(target, options.connections, options.clientSignal, timeoutMs, target.upstream.connectTimeoutMs)
+  } catch (refusal) {
+    options.circuits.abandon(targetKey(target))
+    throw refusal
+  }
+}
+
+/** The attempt that answered, handed to the caller with the one way to end it. */
+function answered<T>(target: Target, value: T, scope: AttemptScope, circuits: CircuitBreakers, now: () => number): Dispatched<T> {
+  const key = targetKey(target)
+  let finished = false
+  const finish = (outcome: AttemptOutcome, reason?: GatewayError) => {
+    if (finished) return
+    finished = true
+    if (outcome !== 'ok') scope.abort(reason ?? clientClosed())
+    scope.end()
+    if (outcome === 'ok') circuits.success(key)
+    else if (outcome === 'failed') circuits.failure(key, target.upstream, now())
+    else circuits.abandon(key)
+  }
+  return { target, value, finish, detachClient: scope.detachClient }
+}
+
 const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason)
@@ -147,23 +186,13 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
         circuits.abandon(key)
         throw upstreamTimeout(target.upstream.name, `the request's ${options.deadlineMs} ms deadline passed`)
       }
+      const scope = openAttempt(target, options, Math.min(settings.timeoutMs, remaining))
       attempts++
       options.onAttempt(target, attempts)
-      const scope = startAttempt(target, options.clientSignal, Math.min(settings.timeoutMs, remaining), settings.connectTimeoutMs)
       try {
         const value = await call(target, scope)
         options.onSuccess?.(target)
-        let finished = false
-        const finish = (outcome: AttemptOutcome, reason?: GatewayError) => {
-          if (finished) return
-          finished = true
-          if (outcome !== 'ok') scope.abort(reason ?? clientClosed())
-          scope.end()
-          if (outcome === 'ok') circuits.success(key)
-          else if (outcome === 'failed') circuits.failure(key, settings, now())
-          else circuits.abandon(key)
-        }
-        return { target, value, finish, detachClient: scope.detachClient }
+        return answered(target, value, scope, circuits, now)
       } catch (error) {
         // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
         scope.abort(error instanceof GatewayError ? error : clientClosed())

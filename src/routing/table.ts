@@ -44,7 +44,10 @@ export interface RoutingTable {
   aliases: ReadonlyMap<string, Alias>
   upstreams: UpstreamSettings[]
   models: ModelRecord[]
+  /** One request, all attempts together. */
   deadlineMs: number
+  /** How long a stream whose caller left is still read for its usage. */
+  drainMs: number
 }
 
 export function globToRegExp(glob: string): RegExp {
@@ -59,7 +62,12 @@ export function globToRegExp(glob: string): RegExp {
  * The in-memory routing table from the stored config. A target's price is its own or the config's
  * (stored with it), else the built-in table's for its model, else free for the mock, else none.
  */
-export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, context: ProviderContext, prices: ReadonlyMap<string, ModelPrice>): RoutingTable {
+export function buildRoutingTable(
+  stored: StoredRouting,
+  { deadlineMs, drainMs }: { deadlineMs: number; drainMs: number },
+  context: ProviderContext,
+  prices: ReadonlyMap<string, ModelPrice>,
+): RoutingTable {
   const tiers = new Map<string, Tier>()
   for (const settings of stored.tiers) {
     const patterns = settings.models?.map(globToRegExp) ?? null
@@ -99,6 +107,7 @@ export function buildRoutingTable(stored: StoredRouting, deadlineMs: number, con
     upstreams: stored.upstreams,
     models: [...aliases.values()].map((a) => a.model),
     deadlineMs,
+    drainMs,
   }
 }
 

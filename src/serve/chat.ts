@@ -4,7 +4,8 @@ import type { Target } from '../routing/table'
 import { openaiErrorBody } from '../wire/openai/errors'
 import { ChunkRelay, completionJson } from '../wire/openai/relay'
 import type { ChatRequest, StreamChunk } from '../wire/openai/types'
-import { DEFAULT_OUTPUT_TOKENS, inputBound } from '../spend/estimate'
+import { DEFAULT_OUTPUT_TOKENS, estimatedPromptTokens, inputBound } from '../spend/estimate'
+import { generatedChars } from '../wire/openai/generated'
 import type { EventStream, Exchange } from './exchange'
 
 const DONE = 'data: [DONE]\n\n'
@@ -13,13 +14,17 @@ const DONE = 'data: [DONE]\n\n'
 export async function relayChunks(iterator: AsyncIterator<StreamChunk[]>, relay: ChunkRelay): Promise<EventStream> {
   // The first batch is read now: a failure before it is a failed attempt, still retried or failed over.
   let pending: IteratorResult<StreamChunk[]> | null = await iterator.next()
+  let generated = 0
   return {
     async next() {
       const result: IteratorResult<StreamChunk[]> = pending ?? (await iterator.next())
       pending = null
-      return result.done ? null : relay.wire(result.value)
+      if (result.done) return null
+      generated += generatedChars(result.value)
+      return relay.wire(result.value)
     },
     usage: () => relay.usage,
+    generated: () => generated,
     end: () => DONE,
     cancel: async () => void (await iterator.return?.()),
   }
@@ -47,6 +52,7 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
               return relayChunks(iterator, new ChunkRelay(request.model, request.stream_options?.include_usage === true))
             },
             failureEvent: (error: GatewayError) => `data: ${JSON.stringify(openaiErrorBody(error))}\n\n`,
+            estimatedPromptTokens: () => estimatedPromptTokens(body?.text ?? JSON.stringify(request)),
           }
         : null,
     tokenBound: () => ({

@@ -1,4 +1,6 @@
+import type { Caller } from '../auth/authenticate'
 import type { GatewayError, Unsupported } from '../errors'
+import type { RequestRecord } from '../observe/request-record'
 import type { AttemptContext } from '../providers/types'
 import type { Target } from '../routing/table'
 import type { TokenBound } from '../spend/estimate'
@@ -30,6 +32,8 @@ export interface StreamSide {
   open(target: Target, attempt: AttemptContext): Promise<EventStream>
   /** The caller's SSE text for a stream that broke after its first byte (no normal end follows it). */
   failureEvent(error: GatewayError): string
+  /** The prompt's tokens, estimated: charged when the caller cut the stream before the upstream reported usage. */
+  estimatedPromptTokens(): number
 }
 
 export interface Answer {
@@ -43,6 +47,8 @@ export interface EventStream {
   next(): Promise<string | null>
   /** The usage reported so far (complete once `next` returned null). */
   usage(): Usage | null
+  /** Characters of generated text (content, reasoning, tool arguments) read from the upstream so far. */
+  generated(): number
   /**
    * The text that ends the stream for the caller (`data: [DONE]`, Anthropic's message_stop...), sent
    * only once the request is counted: a caller that saw the end of a stream has been billed.
@@ -50,4 +56,15 @@ export interface EventStream {
   end(): string
   /** Stops the upstream (the caller left). */
   cancel(): Promise<void>
+}
+
+/** One request to serve: who asked, and where its answer goes. */
+export interface ServeCall {
+  caller: Caller
+  /** Fires when the caller disconnects. */
+  clientSignal: AbortSignal
+  /** Response headers under construction (Elysia's `set.headers`); errors carry them too. */
+  headers: Record<string, string | number>
+  /** The request's record for its log line and metrics. */
+  record: RequestRecord
 }

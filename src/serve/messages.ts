@@ -8,7 +8,9 @@ import { EventsFromChunks, sseEvent } from '../wire/anthropic/stream'
 import type { MessagesRequest, StreamEvent, Usage as AnthropicUsage } from '../wire/anthropic/types'
 import { applyEdits, replacement, uniqueMember, withTopLevelValue } from '../wire/json-text'
 import type { ChatCompletionChunk, RawChunk, StreamChunk } from '../wire/openai/types'
-import { inputBound } from '../spend/estimate'
+import { estimatedPromptTokens, inputBound } from '../spend/estimate'
+import { eventGeneratedChars } from '../wire/anthropic/generated'
+import { generatedChars } from '../wire/openai/generated'
 import type { EventStream, Exchange } from './exchange'
 
 /** The caller's own text for an Anthropic upstream, only its top-level model replaced. */
@@ -26,7 +28,9 @@ async function relayEvents(iterator: AsyncIterator<AnthropicEvent[]>, alias: str
   let pending: IteratorResult<AnthropicEvent[]> | null = await iterator.next()
   const usage: Partial<AnthropicUsage> = {}
   let stop = ''
+  let generated = 0
   const relay = ({ data, event }: AnthropicEvent): string => {
+    generated += eventGeneratedChars(event)
     if (event.type === 'message_start') {
       Object.assign(usage, event.message.usage)
       const model = typeof event.message.model === 'string' ? uniqueMember(data, 'model', JSON.stringify(event.message.model)) : null
@@ -46,6 +50,7 @@ async function relayEvents(iterator: AsyncIterator<AnthropicEvent[]>, alias: str
       return result.done ? null : result.value.map(relay).join('')
     },
     usage: () => toUsage(usage),
+    generated: () => generated,
     end: () => stop,
     cancel: async () => void (await iterator.return?.()),
   }
@@ -54,17 +59,35 @@ async function relayEvents(iterator: AsyncIterator<AnthropicEvent[]>, alias: str
 /** An OpenAI-shaped upstream's chunks as Anthropic's event sequence (src/wire/anthropic/stream.ts). */
 async function translateChunks(iterator: AsyncIterator<StreamChunk[]>, translator: EventsFromChunks): Promise<EventStream> {
   let pending: IteratorResult<StreamChunk[]> | null = await iterator.next()
-  const events = (batch: StreamChunk[]): StreamEvent[] =>
-    batch.flatMap((chunk) =>
-      translator.push('object' in chunk ? (chunk as ChatCompletionChunk) : (JSON.parse((chunk as RawChunk).data) as ChatCompletionChunk)),
-    )
+  let generated = 0
+  // A chunk that is not valid JSON ends the stream, after the events of the valid chunks before it.
+  let broken: unknown = null
+  const events = (batch: StreamChunk[]): StreamEvent[] => {
+    const out: StreamEvent[] = []
+    for (const chunk of batch) {
+      let parsed: ChatCompletionChunk
+      try {
+        parsed = 'object' in chunk ? (chunk as ChatCompletionChunk) : (JSON.parse((chunk as RawChunk).data) as ChatCompletionChunk)
+      } catch (error) {
+        broken = error
+        if (out.length === 0) throw error
+        break
+      }
+      out.push(...translator.push(parsed))
+    }
+    return out
+  }
   return {
     async next() {
+      if (broken) throw broken
       const result = pending ?? (await iterator.next())
       pending = null
-      return result.done ? null : events(result.value).map(sseEvent).join('')
+      if (result.done) return null
+      generated += generatedChars(result.value)
+      return events(result.value).map(sseEvent).join('')
     },
     usage: () => translator.usage,
+    generated: () => generated,
     end: () => translator.end().map(sseEvent).join(''),
     cancel: async () => void (await iterator.return?.()),
   }
@@ -104,6 +127,7 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
             },
             // A broken stream ends with Anthropic's error event, and no message_stop.
             failureEvent: (error: GatewayError) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error))}\n\n`,
+            estimatedPromptTokens: () => estimatedPromptTokens(body?.text ?? JSON.stringify(request)),
           }
         : null,
     tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(request)), outputTokens: request.max_tokens }),

@@ -1,21 +1,22 @@
 import type { Caller } from '../auth/authenticate'
-import { clientClosed, GatewayError, permissionDenied, unsupported } from '../errors'
-import { type HeaderNames, setRateLimitHeaders, takeHeaders } from '../http/headers'
+import { GatewayError, permissionDenied, unsupported } from '../errors'
+import { type HeaderNames, setRateLimitHeaders } from '../http/headers'
 import type { Limiter } from '../limits/limiter'
 import type { Logger } from '../log'
 import type { GatewayMetrics } from '../observe/metrics'
 import type { RequestObserver } from '../observe/observer'
-import { elapsedMs, type RequestRecord } from '../observe/request-record'
-import { connectionLost, type UpstreamError } from '../providers/errors'
+import type { UpstreamError } from '../providers/errors'
 import type { CircuitBreakers } from '../routing/circuit'
 import type { UpstreamConnections } from '../routing/connections'
-import { type Dispatched, dispatch, type DispatchOptions } from '../routing/dispatch'
+import { dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type RoutingTable, type Target } from '../routing/table'
 import { estimateNanos } from '../spend/estimate'
 import { costNanos, formatUsd } from '../spend/price'
-import { NO_UPSTREAM } from '../usage/entry'
+import { NO_UPSTREAM, type UsageEntry } from '../usage/entry'
+import type { UsageGate } from '../usage/gate'
 import type { Usage } from '../wire/openai/types'
-import type { EventStream, Exchange, StreamSide } from './exchange'
+import type { Exchange, ServeCall } from './exchange'
+import { type StreamEnd, streamResponse } from './stream-response'
 
 /** What serving a request needs, and nothing more: built once with the gateway. */
 export interface ServeDeps {
@@ -31,17 +32,8 @@ export interface ServeDeps {
   metrics: GatewayMetrics
   log: Logger
   observer: RequestObserver
-}
-
-/** One request to serve: who asked, and where its answer goes. */
-export interface ServeCall {
-  caller: Caller
-  /** Fires when the caller disconnects. */
-  clientSignal: AbortSignal
-  /** Response headers under construction (Elysia's `set.headers`); errors carry them too. */
-  headers: Record<string, string | number>
-  /** The request's record for its log line and metrics. */
-  record: RequestRecord
+  /** Shut while usage cannot be made durable: requests are then refused before they reach an upstream. */
+  usage: UsageGate
 }
 
 /**
@@ -115,14 +107,53 @@ function costOf(target: Target | undefined, usage: Usage | null): number {
   )
 }
 
+/** What serve() has learnt about its attempts: the last target tried, and when the first one started. */
+interface Attempts {
+  last: Target | undefined
+  upstreamStart: number | undefined
+}
+
+/** Dispatch's options for one request: its headers, log fields and metrics follow each attempt. */
+function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlineMs: number, attempts: Attempts): DispatchOptions {
+  const { metrics, headers } = deps
+  const { record } = call
+  return {
+    clientSignal: call.clientSignal,
+    circuits: deps.circuits,
+    connections: deps.connections,
+    deadlineMs,
+    now: deps.now,
+    onAttempt: (target, attempt) => {
+      attempts.upstreamStart ??= performance.now()
+      if (attempts.last === target) metrics.retries.inc(target.upstream.name)
+      else if (attempts.last) metrics.fallbacks.inc(alias.name)
+      attempts.last = target
+      record.upstream = target.upstream.name
+      record.upstreamModel = target.model
+      record.attempts = attempt
+      call.headers[headers.model] = target.model
+      call.headers[headers.upstream] = target.upstream.name
+      call.headers[headers.attempts] = String(attempt)
+    },
+    onFailure: (target, error) => {
+      metrics.attempts.inc(target.upstream.name, error.code ?? 'error')
+      logUpstreamFailure(deps.log, target, error)
+    },
+    onSuccess: (target) => metrics.attempts.inc(target.upstream.name, 'success'),
+  }
+}
+
 /**
  * Serves one request, for any inbound API: resolve the alias, check the tier may use it, admit it
  * through the limiter, dispatch it to a target (retries, failover, circuits), count it, respond.
- * Every admitted request is counted exactly once, before its response ends.
+ * Every admitted request is settled exactly once, by construction: the first call of `settle` counts
+ * it and every later call gets the same promise. An answer whose usage cannot be made durable is
+ * not given out: the caller gets 503 `usage_unavailable` instead, and is not billed.
  */
 export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange): Promise<Response | string> {
   const { caller, record } = call
   const { metrics } = deps
+  deps.usage.check()
   // One routing table for the whole request, even if a reload swaps it meanwhile.
   const routing = deps.routing()
   const alias = pricedTargets(caller, servableTargets(resolveAlias(routing, exchange.model), exchange))
@@ -136,52 +167,20 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
   }
   metrics.inFlight.value++
 
-  let lastTarget: Target | undefined
-  let upstreamStart: number | undefined
-  // Every admitted request ends here exactly once: counted in usage, its slot freed, its tokens and
-  // cost charged. The promise resolves once the usage is durable: await it before the response ends.
-  const settle = async (target: Target | undefined, usage: Usage | null, error: boolean): Promise<void> => {
-    metrics.inFlight.value--
-    if (upstreamStart !== undefined) record.upstreamMs = performance.now() - upstreamStart
-    const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
-    const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
-    const cost = (record.costNanos = costOf(target, usage))
-    return admission.settle({
-      keyId: caller.key.id,
-      alias: alias.name,
-      upstream: target?.upstream.name ?? NO_UPSTREAM,
-      error,
-      promptTokens,
-      completionTokens,
-      costNanos: cost,
-      latencyMs: performance.now() - record.start,
-      at: deps.now(),
-    })
+  const attempts: Attempts = { last: undefined, upstreamStart: undefined }
+  let settled: Promise<void> | null = null
+  const settle = (target: Target | undefined, usage: Usage | null, error: boolean, estimated = false): Promise<void> => {
+    settled ??= (() => {
+      metrics.inFlight.value--
+      if (attempts.upstreamStart !== undefined) record.upstreamMs = performance.now() - attempts.upstreamStart
+      if (estimated) record.usageEstimated = true
+      return admission.settle(usageEntry(deps, call, alias, target, usage, error)).catch((failure: unknown) => {
+        throw deps.usage.failed(failure)
+      })
+    })()
+    return settled
   }
-  const options: DispatchOptions = {
-    clientSignal: call.clientSignal,
-    circuits: deps.circuits,
-    connections: deps.connections,
-    deadlineMs: routing.deadlineMs,
-    now: deps.now,
-    onAttempt: (target, attempt) => {
-      upstreamStart ??= performance.now()
-      if (lastTarget === target) metrics.retries.inc(target.upstream.name)
-      else if (lastTarget) metrics.fallbacks.inc(alias.name)
-      lastTarget = target
-      record.upstream = target.upstream.name
-      record.upstreamModel = target.model
-      record.attempts = attempt
-      call.headers[deps.headers.model] = target.model
-      call.headers[deps.headers.upstream] = target.upstream.name
-      call.headers[deps.headers.attempts] = String(attempt)
-    },
-    onFailure: (target, error) => {
-      metrics.attempts.inc(target.upstream.name, error.code ?? 'error')
-      logUpstreamFailure(deps.log, target, error)
-    },
-    onSuccess: (target) => metrics.attempts.inc(target.upstream.name, 'success'),
-  }
+  const options = dispatchOptions(deps, call, alias, routing.deadlineMs, attempts)
 
   try {
     const stream = exchange.stream
@@ -189,11 +188,22 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
       const opened = await dispatch(alias, options, (target, attempt) => stream.open(target, attempt))
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
-      return streamResponse(deps.headers, call, stream, opened, (usage, failure) => {
-        const committed = settle(opened.target, usage, failure !== null)
-        deps.observer.finish(record, 200, failure ?? undefined)
-        return committed
-      })
+      const streamOptions = {
+        headers: deps.headers,
+        drainMs: routing.drainMs,
+        settle: ({ usage, failure, estimated }: StreamEnd) => {
+          const committed = settle(opened.target, usage, failure !== null, estimated)
+          // The log line says how the stream ended: its usage could not be recorded, if so.
+          committed.then(
+            () => deps.observer.finish(record, 200, failure ?? undefined),
+            (error: unknown) => deps.observer.finish(record, 200, error instanceof GatewayError ? error : undefined),
+          )
+          return committed
+        },
+        unrecorded: (error: unknown) => (error instanceof GatewayError ? error : deps.usage.failed(error)),
+        onLeave: () => deps.log.debug({ request_id: record.id, drain_ms: routing.drainMs }, 'the caller left mid-stream: reading on for the usage'),
+      }
+      return streamResponse(streamOptions, call, stream, opened)
     }
     const served = await dispatch(alias, options, (target, attempt) => exchange.complete(target, attempt))
     served.finish('ok')
@@ -204,8 +214,28 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     call.headers[deps.headers.cost] = formatUsd(record.costNanos ?? 0)
     return served.value.body
   } catch (error) {
-    await settle(lastTarget, null, true)
+    // Settled already (its usage could not be recorded): that is the answer, not what failed before.
+    await settle(attempts.last, null, true)
     throw error
+  }
+}
+
+/** The usage entry of a settled request; its counters also go to the request's log record. */
+function usageEntry(deps: ServeDeps, call: ServeCall, alias: Alias, target: Target | undefined, usage: Usage | null, error: boolean): UsageEntry {
+  const { record } = call
+  const promptTokens = (record.promptTokens = usage?.prompt_tokens ?? 0)
+  const completionTokens = (record.completionTokens = usage?.completion_tokens ?? 0)
+  const cost = (record.costNanos = costOf(target, usage))
+  return {
+    keyId: call.caller.key.id,
+    alias: alias.name,
+    upstream: target?.upstream.name ?? NO_UPSTREAM,
+    error,
+    promptTokens,
+    completionTokens,
+    costNanos: cost,
+    latencyMs: performance.now() - record.start,
+    at: deps.now(),
   }
 }
 
@@ -220,69 +250,4 @@ function logUpstreamFailure(log: Logger, target: Target, error: UpstreamError): 
   } else {
     log.warn(fields, `upstream attempt failed: ${error.message}`)
   }
-}
-
-/**
- * Relays an upstream stream to the caller as it arrives. A failure after the first byte cannot fail
- * over any more: the caller gets the exchange's error event and no normal end.
- */
-function streamResponse(
-  headerNames: HeaderNames,
-  call: ServeCall,
-  stream: StreamSide,
-  opened: Dispatched<EventStream>,
-  onEnd: (usage: Usage | null, failure: GatewayError | null) => Promise<void>,
-): Response {
-  const events = opened.value
-  let finished = false
-  /** Resolves once the stream's usage is durable. */
-  const finish = async (failure: GatewayError | null) => {
-    if (finished) return
-    finished = true
-    opened.finish(failure === null ? 'ok' : failure.code === 'client_closed' ? 'abandoned' : 'failed', failure ?? undefined)
-    await onEnd(events.usage(), failure)
-  }
-
-  // Text chunks: Bun encodes them as it writes, one copy fewer than a TextEncoder per batch.
-  const body = new ReadableStream<string>({
-    async pull(controller) {
-      for (;;) {
-        let text: string | null
-        try {
-          text = await events.next()
-        } catch (error) {
-          if (finished) return
-          // A caller's disconnect aborts the attempt, so a pending read fails with client_closed.
-          const failure = error instanceof GatewayError ? error : connectionLost(opened.target.upstream.name, 'the stream failed')
-          await finish(failure)
-          if (failure.code === 'client_closed') return
-          controller.enqueue(stream.failureEvent(failure))
-          controller.close()
-          return
-        }
-        if (text === null) {
-          // Counted before the end goes out: a client that saw the end of the stream is always billed.
-          await finish(null)
-          const end = events.end()
-          if (end !== '') controller.enqueue(end)
-          controller.close()
-          return
-        }
-        if (text === '') continue
-        controller.enqueue(text)
-        return
-      }
-    },
-    async cancel() {
-      // The caller disconnected: stop the upstream and count what happened.
-      await Promise.all([finish(clientClosed()), events.cancel()])
-    },
-  })
-
-  const headers = call.headers
-  headers[headerNames.latency] = String(elapsedMs(call.record))
-  headers['content-type'] = 'text/event-stream; charset=utf-8'
-  headers['cache-control'] = 'no-cache'
-  headers.connection = 'keep-alive'
-  return new Response(body, { headers: takeHeaders(headers) })
 }

@@ -29,3 +29,25 @@ export function estimateNanos(bound: TokenBound, prices: Iterable<ModelPrice>): 
   for (const price of prices) most = Math.max(most, bound.inputTokens * maxInputPrice(price) + bound.outputTokens * price.output)
   return Math.ceil(most / 1000)
 }
+
+/** Characters per token for English text and code: the usual rule of thumb, used only where no usage came. */
+const CHARS_PER_TOKEN = 4
+/** A run of base64 this long is an image or a file: counted as a flat number of tokens, not by its length. */
+const BASE64_RUN = /[A-Za-z0-9+/]{512,}={0,2}/g
+const TOKENS_PER_ATTACHMENT = 1000
+
+/** Tokens in generated text, estimated from its length (a stream cut before the upstream reported usage). */
+export const estimatedTokens = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN)
+
+/**
+ * The prompt's tokens, estimated from the request body: its length at four characters a token, each
+ * base64 attachment counted as a flat thousand. Only for streams cut before the upstream said.
+ */
+export function estimatedPromptTokens(body: string): number {
+  let attachments = 0
+  const text = body.replace(BASE64_RUN, () => {
+    attachments++
+    return ''
+  })
+  return estimatedTokens(text.length) + attachments * TOKENS_PER_ATTACHMENT
+}

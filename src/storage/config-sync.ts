@@ -43,8 +43,11 @@ const UPSTREAM_OPTION_DEFAULTS: Omit<UpstreamSettings, (typeof UPSTREAM_COLUMNS)
 
 const upstreamOf = ({ options, ...columns }: UpstreamRow): UpstreamSettings => ({ ...UPSTREAM_OPTION_DEFAULTS, ...options, ...columns })
 
-/** Stored settings, with the defaults of fields that settings written by earlier versions do not hold. */
-export const storedSettingsOf = (settings: Omit<ConfigSettings, 'drainMs'> & { drainMs?: number }): ConfigSettings => ({ drainMs: 10_000, ...settings })
+/** The settings as rows written by earlier versions hold them: later fields may be missing. */
+type SettingsRow = Omit<ConfigSettings, 'drainMs' | 'hash' | 'writtenAt'> & Partial<Pick<ConfigSettings, 'drainMs' | 'hash' | 'writtenAt'>>
+
+/** Stored settings, with the defaults of fields that settings written by earlier versions do not hold (no hash: unknown). */
+export const storedSettingsOf = (settings: SettingsRow): ConfigSettings => ({ drainMs: 10_000, hash: null, writtenAt: null, ...settings })
 
 /** The rows of a config, as both schemas name them. */
 export interface ConfigRows {

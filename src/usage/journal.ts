@@ -1,4 +1,4 @@
-import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { tryLockExclusive } from './file-lock'
 import type { UsageEntry } from './entry'
@@ -52,9 +52,14 @@ export function decodeEntry([
   at,
   costNanos = 0,
   admissionId,
+  admissionEpoch,
 ]: EncodedEntry): UsageEntry {
   const entry: UsageEntry = { keyId, alias, upstream, error: error === 1, promptTokens, completionTokens, costNanos, latencyMs, at }
-  if (admissionId !== undefined) entry.admissionId = admissionId
+  if (admissionId !== undefined) {
+    // The epoch tells a settle sent twice from one whose admission Redis lost: without it a replay counts again.
+    entry.admissionId = admissionId
+    entry.admissionEpoch = admissionEpoch ?? ''
+  }
   return entry
 }
 
@@ -90,6 +95,8 @@ export function listJournals(dbPath: string | null): JournalFile[] {
  */
 export class UsageJournal implements JournalFile {
   private readonly fd: number
+  /** The file's length after the last complete append: where a failed append is cut back to. */
+  private size: number
 
   private constructor(
     readonly id: string,
@@ -97,6 +104,7 @@ export class UsageJournal implements JournalFile {
   ) {
     this.fd = openSync(path, 'a', 0o600)
     if (!tryLockExclusive(this.fd)) throw new Error(`usage journal ${path} is locked by another process`)
+    this.size = fstatSync(this.fd).size
   }
 
   /** A new journal for this process beside the database (its folder is made, owner-only, if need be). */
@@ -106,13 +114,26 @@ export class UsageJournal implements JournalFile {
     return new UsageJournal(id, journalPath(dbPath, id))
   }
 
+  /**
+   * Appends one batch. A write that fails (a full disk) leaves the file as it was: a torn line
+   * would hide every batch after it from a later read.
+   */
   append(seq: number, entries: UsageEntry[]): void {
-    writeSync(this.fd, `${JSON.stringify([seq, entries.map(encodeEntry)])}\n`)
+    const line = Buffer.from(`${JSON.stringify([seq, entries.map(encodeEntry)])}\n`)
+    try {
+      const written = writeSync(this.fd, line)
+      if (written !== line.length) throw new Error(`usage journal: wrote ${written} of ${line.length} bytes`)
+    } catch (error) {
+      ftruncateSync(this.fd, this.size)
+      throw error
+    }
+    this.size += line.length
   }
 
   /** Empties the file once everything in it is folded; appends go on at its (new) end. */
   truncate(): void {
     ftruncateSync(this.fd, 0)
+    this.size = 0
   }
 
   /** Deletes the file and then gives up its lock: call once everything in it is folded. */

@@ -125,7 +125,8 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
   }
 
   record(entry: UsageEntry): Promise<void> {
-    this.totals.add(entry)
+    // Counted once durable (appended, or folded without a journal): an entry whose write failed
+    // belongs to a request that is refused, and is never billed.
     this.batch.push(entry)
     if (!this.written) {
       this.written = new Promise((resolve, reject) => (this.settle = { resolve, reject }))
@@ -148,11 +149,20 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
     const { batch, settle } = this.takeBatch()
     if (batch.length === 0) return settle?.resolve()
     try {
-      this.journal!.append(++this.seq, batch)
-      settle?.resolve()
+      this.journal!.append(this.seq + 1, batch)
     } catch (error) {
-      settle?.reject(error)
+      return settle?.reject(error)
     }
+    this.seq++
+    for (const entry of batch) this.totals.add(entry)
+    settle?.resolve()
+  }
+
+  /** Resolves when usage can be made durable now: an empty batch appended to the journal. */
+  async probe(): Promise<void> {
+    if (!this.journal) return
+    this.journal.append(this.seq + 1, [])
+    this.seq++
   }
 
   /**
@@ -169,8 +179,14 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
   private async foldOnce(): Promise<void> {
     const journal = this.journal
     // With a journal the batch is appended first; without one, its callers wait for this fold.
-    const waiting = journal ? null : this.takeBatch().settle
-    if (journal && this.batch.length > 0) this.append()
+    let waiting: Settle | null = null
+    if (journal) {
+      if (this.batch.length > 0) this.append()
+    } else {
+      const taken = this.takeBatch()
+      waiting = taken.settle
+      for (const entry of taken.batch) this.totals.add(entry)
+    }
     if (this.totals.empty) return waiting?.resolve()
     const totals = this.totals
     this.totals = new UsageTotals()
@@ -181,9 +197,12 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
         journal && stored !== this.foldedSeq ? planFrom(readJournal(journal.path), stored, upTo) : { totals, seq: upTo },
       )
     } catch (error) {
-      // Nothing was written: the counters stay for the next fold, as they stay in the journal.
-      totals.merge(this.totals)
-      this.totals = totals
+      // Nothing was written. With a journal the counters stay for the next fold, as they stay in the
+      // file; without one they are their waiting requests', which are refused: not counted.
+      if (journal) {
+        totals.merge(this.totals)
+        this.totals = totals
+      }
       waiting?.reject(error)
       throw error
     }

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { adminFetch, chat, type Cluster, createKey, heldUpstream, startCluster } from '../support/cluster'
 import type { GatewayProcess } from '../support/process'
 import { describeWithServers, startRedis } from '../support/servers'
 import { waitFor } from '../support/wait'
+import { setup, teardown, TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const config = (upstreamUrl: string, extraAlias = '') => `
 [tiers.free]
@@ -57,12 +60,16 @@ const EXTRA_ALIAS = `
 targets = [{ upstream = "local", model = "echo" }]
 `
 
-/** Sends `count` requests at once, spread over the instances in turn; returns the responses' statuses and error codes. */
-async function burst(instances: GatewayProcess[], key: string, count: number, content = 'a b c', model = 'local/echo') {
+/**
+ * Sends `count` requests at once, spread over the instances in turn; returns the responses' statuses
+ * and error codes. `onAnswer` is called as each response has been read, for a test to count them.
+ */
+async function burst(instances: GatewayProcess[], key: string, count: number, content = 'a b c', model = 'local/echo', onAnswer = () => {}) {
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
       const response = await chat(instances[i % instances.length]!.url, key, content, model)
       const body = (await response.json()) as { error?: { code?: string } }
+      onAnswer()
       return { status: response.status, code: body.error?.code ?? null, retryAfter: response.headers.get('retry-after') }
     }),
   )
@@ -74,14 +81,14 @@ describeWithServers('several instances as one gateway (3 processes, one Redis, o
   let a: GatewayProcess
   let b: GatewayProcess
   let c: GatewayProcess
-  beforeAll(async () => {
+  setup(async () => {
     upstream = heldUpstream()
     cluster = await startCluster(config(upstream.url, EXTRA_ALIAS))
     // Three instances starting together on a new database: they race to migrate, sync the config
     // and make the first key.
     ;[a, b, c] = (await cluster.start(3)) as [GatewayProcess, GatewayProcess, GatewayProcess]
   })
-  afterAll(async () => {
+  teardown(async () => {
     upstream?.release()
     await cluster?.dispose()
     upstream?.stop()
@@ -111,11 +118,14 @@ describeWithServers('several instances as one gateway (3 processes, one Redis, o
   test('max_concurrent = 10: never 11 in flight at the upstream, whatever instance they came through', async () => {
     const { key } = await createKey(b.url, { name: 'conc', tier: 'conc10' })
     for (let round = 0; round < 3; round++) {
-      const answers = burst([a, b, c], key, 40, 'hold', 'held/model')
+      let answered = 0
+      const answers = burst([a, b, c], key, 40, 'hold', 'held/model', () => answered++)
       // Every request is either held by the upstream or already refused: then the count is final.
+      // Ten held is not enough on a busy machine: requests still on their way would be admitted
+      // after the release, and held again with no one left to release them.
       await waitFor(
-        () => upstream.held === 10,
-        () => `10 requests held at the upstream (held ${upstream.held})`,
+        () => upstream.held === 10 && answered === 30,
+        () => `10 requests held at the upstream and the other 30 answered (held ${upstream.held}, answered ${answered})`,
       )
       upstream.release()
       const results = await answers
@@ -204,12 +214,12 @@ describeWithServers('propagation without notifications (GATEWAY_PG_LISTEN=0 on t
   let cluster: Cluster
   let a: GatewayProcess
   let others: GatewayProcess[]
-  beforeAll(async () => {
+  setup(async () => {
     cluster = await startCluster(config('http://127.0.0.1:9/v1'))
     ;[a] = (await cluster.start(1)) as [GatewayProcess]
     others = await cluster.start(2, { GATEWAY_PG_LISTEN: '0' })
   })
-  afterAll(async () => {
+  teardown(async () => {
     await cluster?.dispose()
   })
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { KeyLimits, PeriodUsage, QuotaBaseline } from '../../src/limits/limiter'
 import { createLogger } from '../../src/log'
 import { RedisConnection } from '../../src/storage/redis/connection'
@@ -9,6 +9,9 @@ import { msUntilNextMonth, utcDate } from '../../src/time'
 import type { UsageEntry } from '../../src/usage/entry'
 import { describeWithServers, type RedisServer, startRedis } from '../support/servers'
 import { waitFor } from '../support/wait'
+import { setup, setupEach, teardown, TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /**
  * The limiter's Lua scripts against a real Redis. Time is passed in (`now=<ms>`, the scripts' test
@@ -32,16 +35,16 @@ let nextId = 0
 describeWithServers('the Redis limiter scripts', ['redis'], () => {
   let server: RedisServer
   let redis: RedisConnection
-  beforeAll(async () => {
+  setup(async () => {
     server = await startRedis()
     redis = new RedisConnection(server.url, 2000)
     await redis.connect()
   })
-  afterAll(async () => {
+  teardown(async () => {
     redis?.close()
     await server?.dispose()
   })
-  beforeEach(async () => {
+  setupEach(async () => {
     await redis.send('FLUSHALL', [])
     await redis.send('SET', ['cg:ready', 'test-epoch'])
   })

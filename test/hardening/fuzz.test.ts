@@ -9,10 +9,13 @@
  * Statuses Bun answers itself, with no body (431 for huge headers, 505 for a NUL in the path, 400
  * for a missing Host), cannot come from fetch with these generators: none are excluded.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import fc from 'fast-check'
 import { tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, spawnGateway } from '../support/process'
+import { setup, teardown, TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const ADMIN_KEY = 'admin-key-for-tests-0123456789'
 const SEED = 20_261_123
@@ -36,7 +39,7 @@ let key: string
 /** A key of its own for the admin routes to change and revoke, so the chat runs keep theirs. */
 let spareId: string
 
-beforeAll(async () => {
+setup(async () => {
   gateway = await spawnGateway(
     { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: writeConfig(dir.path, CONFIG), GATEWAY_ADMIN_KEY: ADMIN_KEY },
     { expectFirstKey: true },
@@ -50,7 +53,7 @@ beforeAll(async () => {
   spareId = ((await spare.json()) as { id: string }).id
 })
 
-afterAll(async () => {
+teardown(async () => {
   await gateway.stop()
   dir[Symbol.dispose]()
 })

@@ -4,13 +4,16 @@
  * upstream is needed, a real fake upstream on 127.0.0.1. Raw TCP (node:net) where fetch cannot
  * express the request: a short or invalid Host header, a NUL byte in the path, huge headers.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { connect } from 'node:net'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, runCli, spawnGateway } from '../support/process'
 import { fakeUpstream, openaiCompletion } from '../support/upstream'
-import { waitFor } from '../support/wait'
+import { WAIT_MS, waitFor } from '../support/wait'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const ADMIN_KEY = 'admin-key-for-tests-0123456789'
 const ADMIN = { authorization: `Bearer ${ADMIN_KEY}` }
@@ -96,9 +99,10 @@ interface RawResponse {
 /**
  * Sends `request` as is over a new TCP connection and reads until the server closes it (requests
  * carry `Connection: close`), with a deadline. A server that answers and closes before reading all
- * of a large request can reset the connection: what arrived before the reset is the answer.
+ * of a large request can reset the connection: what arrived before the reset is the answer. The
+ * deadline is a safety net (WAIT_MS), not a bound the answer is expected to come close to.
  */
-function rawRequest(url: string, request: string | Buffer, ms = 10_000): Promise<RawResponse> {
+function rawRequest(url: string, request: string | Buffer, ms = WAIT_MS): Promise<RawResponse> {
   const { hostname, port } = new URL(url)
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []

@@ -4,11 +4,15 @@
  * held open to exhaust the process's file descriptors, and a transport error whose URL holds a
  * credential.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Socket, Subprocess } from 'bun'
 import { readFileSync } from 'node:fs'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, spawnGateway } from '../support/process'
+import { waitFor } from '../support/wait'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const MB = 1024 * 1024
 const ALIAS = 'hostile/model'
@@ -16,16 +20,6 @@ const ADMIN_KEY = 'admin-key-for-hardening-0123456789'
 const encoder = new TextEncoder()
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
-
-/** Polls `condition` until it holds or `timeoutMs` passes; returns whether it held. */
-async function waitFor(condition: () => boolean, timeoutMs: number, everyMs = 10): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) return false
-    await Bun.sleep(everyMs)
-  }
-  return true
-}
 
 /**
  * Samples a process's RSS every few milliseconds and keeps the peak. Past `limitMb` of growth it
@@ -207,7 +201,8 @@ async function withHostileGateway(
 }
 
 /** Waits until the upstream stopped writing `record` (the gateway hung up, or it all went out). */
-const upstreamDone = (record: Served | undefined) => waitFor(() => record !== undefined && (record.aborted || record.finished), 20_000)
+const upstreamDone = (record: Served | undefined) =>
+  waitFor(() => record !== undefined && (record.aborted || record.finished), `the upstream to stop writing ${record?.mode ?? 'a request it never got'}`)
 
 describe('an upstream SSE event that never ends', () => {
   // One event is capped at 1 MiB (GATEWAY_MAX_SSE_EVENT_BYTES); without the cap the buffer grew by
@@ -330,7 +325,10 @@ async function spawnGatewayWithFdLimit(fdLimit: number, env: Record<string, stri
     for await (const chunk of proc.stdout) text += decoder.decode(chunk)
   })()
   const listening = () => /listening on (http:\/\/[^"\s]+)/.exec(text)?.[1]
-  if (!(await waitFor(() => listening() !== undefined || proc.exitCode !== null, 15_000))) throw new Error(`gateway did not start:\n${text}`)
+  await waitFor(
+    () => listening() !== undefined || proc.exitCode !== null,
+    () => `the gateway's "listening on" line; its output so far:\n${text}`,
+  )
   const url = listening()
   if (url === undefined) throw new Error(`gateway exited before listening:\n${text}`)
   return {
@@ -376,21 +374,26 @@ describe('idle keep-alive connections', () => {
       )
       sockets.push(...opened)
       // Really held: at least 2,000 connections were answered and are now idle.
-      expect(await waitFor(() => answered >= 2_000, 20_000)).toBe(true)
+      await waitFor(
+        () => answered >= 2_000,
+        () => `2,000 idle connections answered (${answered} so far)`,
+      )
 
       // A new client: its connection waits until the gateway can accept it, and it may be reset on
-      // the way; it asks again until it gets an answer, for at most 30 s in all.
-      const deadline = AbortSignal.timeout(30_000)
-      let status = 0
-      while (status !== 200 && !deadline.aborted) {
-        try {
-          const response = await fetch(`http://127.0.0.1:${port}/health`, { signal: deadline, keepalive: false })
-          status = response.status
-          await response.text()
-        } catch {
-          if (!deadline.aborted) await Bun.sleep(50)
-        }
-      }
+      // the way; it asks again until it gets an answer.
+      const status = await waitFor(
+        async () => {
+          try {
+            const response = await fetch(`http://127.0.0.1:${port}/health`, { keepalive: false })
+            await response.text()
+            return response.status === 200 && response.status
+          } catch {
+            return false
+          }
+        },
+        'a new client to get an answer from /health while every descriptor is held',
+        { intervalMs: 50 },
+      )
       expect(status).toBe(200)
       // The gateway closed idle connections to make room.
       expect(closed).toBeGreaterThan(0)
@@ -398,7 +401,7 @@ describe('idle keep-alive connections', () => {
       for (const socket of sockets) socket.end()
       await gateway.stop()
     }
-  }, 60_000)
+  })
 })
 
 describe('a transport error names the upstream, never its URL', () => {
@@ -476,7 +479,10 @@ targets = [{ upstream = "${name}", model = "m" }]
 
       // Both failed attempts are logged (a warning naming the upstream), without the token.
       const failures = () => gateway.output().match(/upstream attempt failed/g)?.length ?? 0
-      expect(await waitFor(() => failures() >= 2, 10_000)).toBe(true)
+      await waitFor(
+        () => failures() >= 2,
+        () => `both failed attempts logged; the output so far:\n${gateway.output()}`,
+      )
       expect(gateway.output()).not.toContain('s3cr3t-token')
     } finally {
       garbled.stop(true)

@@ -1,6 +1,9 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { effortOfBudget, fromMessagesRequest } from '../../src/wire/anthropic/chat'
 import type { MessagesRequest } from '../../src/wire/anthropic/types'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /**
  * Regression: thinking budgets of 16,385-32,768 tokens became `xhigh` (which many OpenAI-compatible

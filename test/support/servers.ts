@@ -375,15 +375,18 @@ export async function startPostgres(): Promise<PostgresServer> {
       '-c full_page_writes=off',
       '-c max_connections=200',
     ].join(' ')
+    // Counted as running from here: pg_ctl detaches the server, so a test process that exits while
+    // it starts (a timed-out hook) must still stop it in its exit handler, or it outlives the run.
+    running = true
     const result = await run(asServerUser([bin.pg_ctl, '-D', dataDir, '-o', serverOptions, '-l', logPath, '-t', '20', '-w', 'start']), { cwd: dir })
     if (result.code !== 0) {
       // pg_ctl may have given up waiting on a server that is still starting: make sure none is left.
       stopImmediately()
+      running = false
       const log = existsSync(logPath) ? readFileSync(logPath, 'utf8').slice(logStart) : ''
       if (log.includes('Address already in use')) return 'port in use'
       throw new Error(`pg_ctl start on port ${port} failed (${result.code}):\n${result.stdout}${result.stderr}\nits log:\n${logTail(logPath)}`)
     }
-    running = true
     await waitFor(
       async () => (await run([bin.psql, '-X', '-A', '-t', '-d', url(), '-c', 'SELECT 1'])).stdout.trim() === '1',
       () => `Postgres on port ${port} to accept connections; its log:\n${logTail(logPath)}`,

@@ -1,14 +1,17 @@
+/**
+ * How long a `waitFor` polls before it gives up, unless told otherwise: a safety net that a busy
+ * machine never reaches, below each test's own bound (TEST_MS in hooks.ts), so a condition that
+ * never holds fails with a message naming it instead of a bare test timeout.
+ */
+export const WAIT_MS = 30_000
+
 /** What `waitFor` resolves to: the check's value, without the falsy ones it keeps polling past. */
 export type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>
 
 export interface WaitOptions {
   /** Pause between two polls of the check. */
   intervalMs?: number
-  /**
-   * A safety net, not a bound the test relies on: generous, so a busy machine never reaches it, and
-   * below the suite's 30 s per-test timeout, so a condition that never holds fails with a message
-   * naming it instead of a bare timeout.
-   */
+  /** A safety net, not a bound the test relies on (default WAIT_MS). */
   timeoutMs?: number
 }
 
@@ -22,7 +25,7 @@ export interface WaitOptions {
  * check that never settles is bounded by the test's own timeout.
  */
 export async function waitFor<T>(check: () => T | Promise<T>, what: string | (() => string), options: WaitOptions = {}): Promise<Truthy<T>> {
-  const { intervalMs = 5, timeoutMs = 20_000 } = options
+  const { intervalMs = 5, timeoutMs = WAIT_MS } = options
   const started = performance.now()
   for (;;) {
     const value = await check()

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
 import { statusOf } from '../../src/http/errors'
 import {
@@ -14,6 +14,9 @@ import { ChunksFromAnthropic, EventsFromChunks } from '../../src/wire/anthropic/
 import type { MessageResponse, MessagesRequest, StreamEvent } from '../../src/wire/anthropic/types'
 import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/wire/openai/types'
 import { fixture, schemaErrors, sseFixture } from '../support/fixtures'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const req = (messages: ChatMessage[], extra: Partial<ChatRequest> = {}): ChatRequest => ({ model: 'a/b', messages, ...extra })
 const body = (request: ChatRequest) => toMessagesRequest(request, 'claude-x').body

@@ -1,9 +1,12 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { connectionLost, upstreamHttpError, type UpstreamError } from '../../src/providers/errors'
 import { CircuitBreakers, targetKey } from '../../src/routing/circuit'
 import { backoffMs, dispatch, type DispatchOptions } from '../../src/routing/dispatch'
 import { UpstreamConnections } from '../../src/routing/connections'
 import type { Alias, Target } from '../../src/routing/table'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 /**
  * dispatch() through its seams: a clock that moves only when the test (or a sleep) moves it, a fixed

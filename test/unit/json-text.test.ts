@@ -1,5 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { applyEdits, outlineJson, removal, replacement } from '../../src/wire/json-text'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 

@@ -1,8 +1,11 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
 import { statusOf } from '../../src/http/errors'
 import type { ChatRequest } from '../../src/wire/openai/types'
 import { checkChatRequest } from '../../src/wire/openai/validate'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 const request = (messages: unknown[], extra: Record<string, unknown> = {}) => ({ model: 'a/b', messages, ...extra }) as unknown as ChatRequest
 

@@ -1,5 +1,8 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { waitFor } from '../support/wait'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 describe('waitFor', () => {
   test('polls until the check returns a truthy value, and returns that value', async () => {

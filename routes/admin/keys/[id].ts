@@ -5,7 +5,7 @@ import { KeyPatchSchema, KeyRecordSchema, keyFieldsOf } from '../../../src/http/
 import { ErrorSchema } from '../../../src/http/schemas'
 
 const params = t.Object({ id: t.String({ description: 'Key id (or its visible prefix)' }) })
-const responses = { 200: KeyRecordSchema, 401: ErrorSchema, 404: ErrorSchema }
+const responses = { 200: KeyRecordSchema, 401: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema }
 
 export default defineAdminRoute((gateway) =>
   new Elysia()

@@ -45,7 +45,7 @@ export default defineAdminRoute((gateway) =>
         alias: t.Optional(t.String()),
         upstream: t.Optional(t.String()),
       }),
-      response: { 200: t.Object({ bucket: t.String(), data: t.Array(PointSchema) }), 400: ErrorSchema, 401: ErrorSchema },
+      response: { 200: t.Object({ bucket: t.String(), data: t.Array(PointSchema) }), 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema },
       detail: {
         tags: ['Admin'],
         summary: 'Usage as a time series (requests, errors, tokens, p50/p95 latency)',

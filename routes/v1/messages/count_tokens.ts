@@ -31,12 +31,14 @@ export default defineRoute((gateway) =>
         404: AnthropicErrorSchema,
         429: AnthropicErrorSchema,
         502: AnthropicErrorSchema,
+        503: AnthropicErrorSchema,
+        504: AnthropicErrorSchema,
       },
       detail: {
         tags: ['Messages'],
         summary: 'Count the input tokens of a message',
         description:
-          'Anthropic upstreams count it themselves; OpenAI-compatible ones with the o200k tokenizer (text, tool calls and tool definitions, 85 tokens per image); the mock counts words. Needs a key; not counted in usage and consumes no allowance, but refused (429) while the key has no requests left in its window.',
+          'Anthropic upstreams count it themselves; OpenAI-compatible ones with the o200k tokenizer (text, tool calls and tool definitions, 85 tokens per image), in a worker thread; the mock counts words. Needs a key, and counts against its limits like any request: it takes a place in the per-minute request window and a concurrency slot while it runs, and is refused (429 with Retry-After) when a limit is reached. It is not a request in usage: it records nothing, charges no tokens or spend, and does not use up the daily request quota.',
         security: CALLER_SECURITY,
       },
     },

@@ -3,7 +3,7 @@ import { anthropicCannotServe, toChatCompletion, toMessagesRequest } from '../..
 import { ChunksFromAnthropic } from '../../wire/anthropic/stream'
 import type { MessageResponse, StreamEvent } from '../../wire/anthropic/types'
 import type { StreamChunk } from '../../wire/openai/types'
-import { connectionLost, protocolViolation, streamError } from '../errors'
+import { connectionLost, protocolViolation, streamError, UpstreamError } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches, type SseEvent } from '../sse'
 import type { AnthropicEvent, AnthropicHeaders, MessagesApi, Provider, ProviderContext, ProviderKind } from '../types'
@@ -18,18 +18,35 @@ function isMessage(value: unknown): value is MessageResponse {
   )
 }
 
-const parseEvent = (upstream: string, event: SseEvent): StreamEvent => {
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** The object each event type must carry, for the relay and the translation to read it without a check. */
+const REQUIRED_OBJECT: Record<string, string> = {
+  message_start: 'message',
+  content_block_start: 'content_block',
+  content_block_delta: 'delta',
+  message_delta: 'delta',
+}
+
+/** An event, or why it cannot be one: not JSON, no `type`, or without the object its type carries. */
+function parseEvent(upstream: string, sse: SseEvent): StreamEvent | UpstreamError {
+  let event: unknown
   try {
-    return JSON.parse(event.data) as StreamEvent
+    event = JSON.parse(sse.data)
   } catch {
-    throw protocolViolation(upstream, 'a stream event is not valid JSON')
+    return protocolViolation(upstream, 'a stream event is not valid JSON')
   }
+  if (!isObject(event) || typeof event.type !== 'string') return protocolViolation(upstream, 'a stream event has no type')
+  const required = REQUIRED_OBJECT[event.type]
+  if (required !== undefined && !isObject(event[required])) return protocolViolation(upstream, `a ${event.type} event has no ${required}`)
+  return event as StreamEvent
 }
 
 /**
  * An Anthropic event stream as batches of events, as they arrive, through message_stop (the body is
  * then read to its end, so the connection goes back to the pool). An `error` event fails the attempt
- * (overloaded: worth a retry); a stream that ends before message_stop was cut.
+ * (overloaded: worth a retry), and so does a malformed event, but only after every valid event
+ * before it was handed on; a stream that ends before message_stop was cut.
  */
 async function* anthropicEvents(
   upstream: string,
@@ -44,9 +61,9 @@ async function* anthropicEvents(
       const batch: AnthropicEvent[] = []
       for (const sse of events) {
         const event = parseEvent(upstream, sse)
-        if (event.type === 'error') {
+        if (event instanceof UpstreamError || event.type === 'error') {
           if (batch.length > 0) yield batch
-          throw streamError(upstream, event.error?.message ?? 'unknown', event.error?.type === 'overloaded_error')
+          throw event instanceof UpstreamError ? event : streamError(upstream, event.error?.message ?? 'unknown', event.error?.type === 'overloaded_error')
         }
         batch.push({ data: sse.data, event })
         if (event.type === 'message_stop') {
@@ -62,10 +79,21 @@ async function* anthropicEvents(
   if (!stopped) throw connectionLost(upstream, 'the stream ended before message_stop')
 }
 
-/** Anthropic's events translated, batch by batch, into OpenAI chunks (src/wire/anthropic/stream.ts). */
-async function* anthropicChunks(events: AsyncGenerator<AnthropicEvent[]>, translator: ChunksFromAnthropic): AsyncGenerator<StreamChunk[]> {
+/**
+ * Anthropic's events translated, batch by batch, into OpenAI chunks (src/wire/anthropic/stream.ts).
+ * An event the translation cannot read fails the stream after the chunks translated before it.
+ */
+async function* anthropicChunks(upstream: string, events: AsyncGenerator<AnthropicEvent[]>, translator: ChunksFromAnthropic): AsyncGenerator<StreamChunk[]> {
   for await (const batch of events) {
-    const chunks: StreamChunk[] = batch.flatMap(({ event }) => translator.push(event))
+    const chunks: StreamChunk[] = []
+    for (const { event } of batch) {
+      try {
+        chunks.push(...translator.push(event))
+      } catch {
+        if (chunks.length > 0) yield chunks
+        throw protocolViolation(upstream, `a ${event.type} event cannot be read`)
+      }
+    }
     if (chunks.length > 0) yield chunks
   }
 }
@@ -130,7 +158,7 @@ function createAnthropicProvider(settings: UpstreamSettings, context: ProviderCo
       const { body, shape } = toMessagesRequest({ ...request, stream: true }, request.model)
       const response = await postJson(name, url, headers.stream, JSON.stringify(body), attempt)
       const events = anthropicEvents(name, requireEventStream(name, response), attempt.signal, maxSseEventChars)
-      return anthropicChunks(events, new ChunksFromAnthropic(shape, request.model, nowSeconds()))
+      return anthropicChunks(name, events, new ChunksFromAnthropic(shape, request.model, nowSeconds()))
     },
   }
 }

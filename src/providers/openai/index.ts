@@ -1,6 +1,6 @@
 import type { UpstreamSettings } from '../../config/types'
 import type { ChatCompletion, StreamChunk } from '../../wire/openai/types'
-import { connectionLost, protocolViolation } from '../errors'
+import { connectionLost, protocolViolation, type UpstreamError } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
@@ -16,9 +16,35 @@ function isCompletion(value: unknown): value is ChatCompletion {
   return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices)
 }
 
+/** Whether `text` looks like one JSON object: `{` first and `}` last, blanks aside. Cheap enough for every chunk. */
+function objectShaped(text: string): boolean {
+  let start = 0
+  let end = text.length - 1
+  while (start <= end && text.charCodeAt(start) <= 32) start++
+  while (end >= start && text.charCodeAt(end) <= 32) end--
+  return text.charCodeAt(start) === 123 && text.charCodeAt(end) === 125
+}
+
 /**
- * Relays the upstream's chunks as the JSON text it sent (no parse and re-encode per chunk), except
- * an event that may be an error, which is parsed to tell. Ends at [DONE].
+ * Why an event cannot be relayed, or null. A chunk is checked only for its shape (no parse and
+ * re-encode per chunk); one that may carry an error is parsed to tell.
+ */
+function badEvent(upstream: string, data: string): UpstreamError | null {
+  if (!objectShaped(data)) return protocolViolation(upstream, 'a stream event is not valid JSON')
+  if (!data.includes('"error"')) return null
+  let parsed: { error?: { message?: string } }
+  try {
+    parsed = JSON.parse(data) as typeof parsed
+  } catch {
+    return protocolViolation(upstream, 'a stream event is not valid JSON')
+  }
+  return parsed.error ? protocolViolation(upstream, `stream error: ${parsed.error.message ?? 'unknown'}`) : null
+}
+
+/**
+ * Relays the upstream's chunks as the JSON text it sent, in batches as they arrive. Ends at [DONE].
+ * A bad event fails the attempt, but only after every valid chunk before it was handed on: the
+ * caller gets what the upstream sent well, then the error event.
  */
 async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>, signal: AbortSignal, maxEventChars: number): AsyncGenerator<StreamChunk[]> {
   let done = false
@@ -33,14 +59,10 @@ async function* openaiChunks(upstream: string, body: ReadableStream<Uint8Array>,
           done = true
           break
         }
-        if (event.data.includes('"error"')) {
-          let parsed: { error?: { message?: string } }
-          try {
-            parsed = JSON.parse(event.data) as typeof parsed
-          } catch {
-            throw protocolViolation(upstream, 'a stream event is not valid JSON')
-          }
-          if (parsed.error) throw protocolViolation(upstream, `stream error: ${parsed.error.message ?? 'unknown'}`)
+        const bad = badEvent(upstream, event.data)
+        if (bad !== null) {
+          if (batch.length > 0) yield batch
+          throw bad
         }
         batch.push({ data: event.data })
       }

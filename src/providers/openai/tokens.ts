@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os'
 import type { ChatRequest } from '../../wire/openai/types'
+import { TokenizerPool } from './tokenizer-pool'
 
 /** Tokens OpenAI's chat format adds per message, and to prime the reply (as tiktoken's cookbook counts them). */
 const PER_MESSAGE = 3
@@ -6,31 +8,44 @@ const REPLY_PRIMING = 3
 /** An image in low detail, OpenAI's documented floor; images are not text, so this is an estimate. */
 const PER_IMAGE = 85
 
-type CountTokens = (text: string) => number
-let counter: Promise<CountTokens> | null = null
-
-/** o200k_base (GPT-4o and later), from gpt-tokenizer: loaded on first use, since its tables take ~90 MB. */
-const o200k = (): Promise<CountTokens> => (counter ??= import('gpt-tokenizer/encoding/o200k_base').then((module) => module.countTokens as CountTokens))
+/**
+ * o200k_base (GPT-4o and later), from gpt-tokenizer, in worker threads: one per core but the
+ * event loop's, two at most (each holds the tables, about 100 MB).
+ */
+const POOL_SIZE = Math.min(2, Math.max(1, availableParallelism() - 1))
+let pool: TokenizerPool | null = null
+const tokenizer = (): TokenizerPool => (pool ??= new TokenizerPool(new URL('./token-worker.ts', import.meta.url), POOL_SIZE))
 
 /**
- * The input tokens of a chat request as OpenAI's o200k tokenizer counts them: every message's role,
- * text and tool calls, with the chat format's per-message overhead, the tool definitions, and an
- * estimate for images.
+ * What of a chat request the tokenizer reads (every message's role, text and tool calls, and the
+ * tool definitions), and the tokens counted without it (the chat format's overhead, images).
  */
-export async function countChatTokens(request: ChatRequest): Promise<number> {
-  const count = await o200k()
-  let tokens = REPLY_PRIMING
+export function chatTokenParts(request: ChatRequest): { texts: string[]; fixed: number } {
+  const texts: string[] = []
+  let fixed = REPLY_PRIMING
   for (const message of request.messages) {
-    tokens += PER_MESSAGE + count(message.role)
-    if (typeof message.content === 'string') tokens += count(message.content)
+    fixed += PER_MESSAGE
+    texts.push(message.role)
+    if (typeof message.content === 'string') texts.push(message.content)
     else if (Array.isArray(message.content)) {
       for (const part of message.content) {
-        if (part.type === 'text') tokens += count(String(part.text))
-        else if (part.type === 'image_url') tokens += PER_IMAGE
+        if (part.type === 'text') texts.push(String(part.text))
+        else if (part.type === 'image_url') fixed += PER_IMAGE
       }
     }
-    for (const call of message.tool_calls ?? []) tokens += count(call.function.name) + count(call.function.arguments)
+    for (const call of message.tool_calls ?? []) texts.push(call.function.name, call.function.arguments)
   }
-  if (request.tools && request.tools.length > 0) tokens += count(JSON.stringify(request.tools))
-  return tokens
+  if (request.tools && request.tools.length > 0) texts.push(JSON.stringify(request.tools))
+  return { texts, fixed }
+}
+
+/**
+ * The input tokens of a chat request as OpenAI's o200k tokenizer counts them, with the chat
+ * format's per-message overhead and an estimate for images. Counted in a worker thread: a large
+ * prompt takes the tokenizer tens of milliseconds per 100 KB, which would stall every other
+ * request on the event loop.
+ */
+export async function countChatTokens(request: ChatRequest): Promise<number> {
+  const { texts, fixed } = chatTokenParts(request)
+  return fixed + (await tokenizer().count(texts))
 }

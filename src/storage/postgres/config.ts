@@ -54,7 +54,7 @@ async function syncConfig(tx: PgTx, config: GatewayConfig, now: number): Promise
     await tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name))
     if (alias.targets.length > 0) await tx.insert(aliasTargets).values(alias.targets.map((target, i) => ({ alias: alias.name, position: i, ...target })))
   }
-  const settings = settingsOf(config)
+  const settings = settingsOf(config, now)
   await tx
     .insert(configState)
     .values({ id: 1, version: 1, settings })

@@ -6,7 +6,8 @@
 --          4 daily request quota, 5 monthly token quota, 6 daily budget, 7 monthly budget
 --          (nano-dollars; -1: none), 8 budget reservation (nano-dollars), 9 request id,
 --          10 lease (ms), 11 how long an unsettled admission is remembered (ms)
--- Returns  {1, requests in window, tokens in window, ms until the oldest request leaves, epoch}: admitted
+-- Returns  {1, requests in window, tokens in window, ms until the oldest request leaves, epoch, day}: admitted
+--          (day: the UTC day counted in, days since 1970, for a release)
 --          {0, reason, retry after (ms), requests in window, tokens in window, ms until the oldest leaves}: refused
 --          {-1}: not seeded (the counters were lost, or never set): seed, then ask again
 local epoch = redis.call('GET', 'cg:ready')
@@ -65,4 +66,4 @@ if reserve > 0 then
   redis.call('PEXPIRE', reservations, 3 * lease_ms)
 end
 redis.call('SET', 'cg:r:' .. id, '1', 'PX', remember_ms)
-return { 1, requests, tokens, until_oldest_leaves(rq_log, now), epoch }
+return { 1, requests, tokens, until_oldest_leaves(rq_log, now), epoch, math.floor(now / DAY) }

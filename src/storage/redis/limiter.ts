@@ -57,9 +57,13 @@ export class RedisLimiter implements Limiter {
     private readonly options: RedisLimiterOptions,
   ) {}
 
+  /**
+   * What this instance's last admission of the key saw, while it can still hold: until the oldest
+   * request it counted leaves the window. Past that, a full window would be reported after it freed.
+   */
   peek(keyId: string, limits: KeyLimits, now: number): LimitState {
     const known = this.states.get(keyId)
-    if (known && now - known.at < STATE_TTL_MS) return known.state
+    if (known && now - known.at < Math.min(STATE_TTL_MS, known.state.resetSeconds * 1000)) return known.state
     return untouchedState(limits)
   }
 
@@ -100,19 +104,34 @@ export class RedisLimiter implements Limiter {
       const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
       return { ok: false, state, ...refusalFor(hit, limits, retryMs) }
     }
-    const [, requests, tokens, resetMs, epoch] = reply as [1, number, number, number, string]
+    const [, requests, tokens, resetMs, epoch, day] = reply as [1, number, number, number, string, number]
     const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
     this.inFlight.set(id, { prefix, reserve: reserveNanos })
-    let settled = false
+    let ended = false
+    const end = (): boolean => {
+      if (ended) return false
+      ended = true
+      this.inFlight.delete(id)
+      return true
+    }
     return {
       ok: true,
       state,
-      settle: (entry) => {
-        if (settled) return SETTLED
-        settled = true
-        this.inFlight.delete(id)
-        return this.settle({ ...entry, admissionId: id, admissionEpoch: epoch })
-      },
+      settle: (entry) => (end() ? this.settle({ ...entry, admissionId: id, admissionEpoch: epoch }) : SETTLED),
+      release: () => (end() ? this.release(prefix, id, day) : SETTLED),
+    }
+  }
+
+  /**
+   * Gives an admission back without a usage entry (release.lua). When Redis cannot be reached, its
+   * lease lapses by itself within a lease, and the day's quota keeps counting it: one request too
+   * many there, never one too few.
+   */
+  private async release(prefix: string, id: string, day: number): Promise<void> {
+    try {
+      await this.redis.run(SCRIPTS.release, [prefix], [id, String(day)])
+    } catch (error) {
+      this.logError(error, 'releasing a token count in Redis failed; its concurrency slot frees when its lease lapses')
     }
   }
 

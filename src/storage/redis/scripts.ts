@@ -18,6 +18,7 @@ function script(name: string): RedisScript {
 export const SCRIPTS = {
   admit: script('admit'),
   settle: script('settle'),
+  release: script('release'),
   renew: script('renew'),
   seed: script('seed'),
 } as const

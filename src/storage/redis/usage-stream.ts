@@ -50,6 +50,8 @@ export class RedisUsageStream implements UsagePipeline {
       let last = stored
       await this.store.fold(FOLD_POINT, (foldedSeq) => {
         stored = foldedSeq
+        // Another instance may have folded past this one's point: never write a point below the stored one.
+        last = foldedSeq
         const totals = new UsageTotals()
         for (const [id, fields] of entries) {
           const seq = Number(id.slice(0, id.indexOf('-')))

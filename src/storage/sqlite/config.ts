@@ -67,7 +67,7 @@ function syncConfig(tx: DbOrTx, config: GatewayConfig, now: number): void {
         .run(),
     )
   })
-  const settings = settingsOf(config)
+  const settings = settingsOf(config, now)
   tx.insert(configState)
     .values({ id: 1, version: 1, settings })
     .onConflictDoUpdate({ target: configState.id, set: { version: sql`${configState.version} + 1`, settings } })

@@ -23,6 +23,8 @@ export function completionJson(completion: ChatCompletion, upstreamText: string 
  */
 export class ChunkRelay {
   usage: Usage | null = null
+  /** Why the relay stopped: a chunk that could not be read. */
+  private broken: unknown = null
   /** The upstream's model as it writes it (JSON-quoted), learnt from its first chunk. */
   private upstreamModel: string | null = null
   private readonly quotedAlias: string
@@ -34,11 +36,23 @@ export class ChunkRelay {
     this.quotedAlias = JSON.stringify(alias)
   }
 
-  /** SSE text for a batch of chunks ('' when every chunk in it is dropped). */
+  /**
+   * SSE text for a batch of chunks ('' when every chunk in it is dropped). A chunk that is not valid
+   * JSON ends the relay, but only after the valid chunks before it: they go out now, and the next
+   * call throws.
+   */
   wire(batch: StreamChunk[]): string {
+    if (this.broken) throw this.broken
     let out = ''
     for (const chunk of batch) {
-      const json = 'object' in chunk ? this.objectJson(chunk as ChatCompletionChunk) : this.rawJson((chunk as RawChunk).data)
+      let json: string | null
+      try {
+        json = 'object' in chunk ? this.objectJson(chunk as ChatCompletionChunk) : this.rawJson((chunk as RawChunk).data)
+      } catch (error) {
+        this.broken = error
+        if (out === '') throw error
+        break
+      }
       if (json !== null) out += `data: ${json}\n\n`
     }
     return out
