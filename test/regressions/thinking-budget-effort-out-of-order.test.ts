@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { effortOfBudget, fromMessagesRequest } from '../../src/wire/anthropic/chat'
+import { effortOfBudget, fromMessagesRequest } from '../../src/wire/anthropic/request-to-chat'
 import type { MessagesRequest } from '../../src/wire/anthropic/types'
 import { TEST_MS } from '../support/hooks'
 

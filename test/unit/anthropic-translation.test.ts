@@ -1,16 +1,14 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
 import { statusOf } from '../../src/http/errors'
-import {
-  anthropicCannotServe,
-  fromMessagesRequest,
-  JSON_TOOL,
-  openaiCannotServe,
-  toChatCompletion,
-  toMessageResponse,
-  toMessagesRequest,
-} from '../../src/wire/anthropic/chat'
-import { ChunksFromAnthropic, EventsFromChunks } from '../../src/wire/anthropic/stream'
+import { toMessageResponse } from '../../src/wire/anthropic/answer-from-chat'
+import { toChatCompletion } from '../../src/wire/anthropic/answer-to-chat'
+import { anthropicCannotServe, openaiCannotServe } from '../../src/wire/anthropic/cannot-serve'
+import { ChunksFromAnthropic } from '../../src/wire/anthropic/chunks-from-events'
+import { JSON_TOOL } from '../../src/wire/anthropic/common'
+import { EventsFromChunks } from '../../src/wire/anthropic/events-from-chunks'
+import { toMessagesRequest } from '../../src/wire/anthropic/request-from-chat'
+import { fromMessagesRequest } from '../../src/wire/anthropic/request-to-chat'
 import type { MessageResponse, MessagesRequest, StreamEvent } from '../../src/wire/anthropic/types'
 import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/wire/openai/types'
 import { fixture, schemaErrors, sseFixture } from '../support/fixtures'

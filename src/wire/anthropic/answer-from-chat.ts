@@ -1,0 +1,32 @@
+/** An OpenAI chat completion as an Anthropic message: the answer of an OpenAI-shaped target to an Anthropic caller. */
+import type * as OpenAI from '../openai/types'
+import type * as Anthropic from './types'
+import { toolInputOf } from './common'
+import { fromUsage, stopReason } from './usage'
+
+/** An OpenAI chat.completion as an Anthropic message for the caller (`model` is the alias): the inverse of toChatCompletion. */
+export function toMessageResponse(completion: OpenAI.ChatCompletion, model: string): Anthropic.MessageResponse {
+  const choice = completion.choices[0]
+  const answer = choice?.message
+  const content: Anthropic.ContentBlock[] = []
+  if (answer?.thinking_blocks && answer.thinking_blocks.length > 0) {
+    for (const block of answer.thinking_blocks) content.push(block.type === 'thinking' ? { ...block } : { type: 'redacted_thinking', data: block.data })
+  } else if (typeof answer?.reasoning_content === 'string' && answer.reasoning_content !== '') {
+    content.push({ type: 'thinking', thinking: answer.reasoning_content, signature: '' })
+  }
+  const text = typeof answer?.content === 'string' ? answer.content : ''
+  if (text !== '') content.push({ type: 'text', text })
+  if (typeof answer?.refusal === 'string' && answer.refusal !== '') content.push({ type: 'text', text: answer.refusal })
+  for (const call of answer?.tool_calls ?? [])
+    content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: toolInputOf(call.function.arguments) })
+  return {
+    id: completion.id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: stopReason(choice?.finish_reason),
+    stop_sequence: null,
+    usage: fromUsage(completion.usage),
+  }
+}

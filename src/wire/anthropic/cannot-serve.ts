@@ -1,0 +1,189 @@
+/** What each side cannot carry to the other without changing what the caller gets back: the target is then skipped. */
+import type { Unsupported } from '../../errors'
+import type * as OpenAI from '../openai/types'
+import type * as Anthropic from './types'
+import { cannot, DATA_URL, HTTP_URL, IMAGE_TYPES, THINKING_BUDGETS } from './common'
+
+/** OpenAI fields a Messages request has no room for and that change nothing the caller gets back: dropped. */
+export const DROPPED_FIELDS = new Set([
+  'seed',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'store',
+  'metadata',
+  'service_tier',
+  'prompt_cache_key',
+  'safety_identifier',
+  'verbosity',
+  'prediction',
+])
+
+/** OpenAI fields translated below. */
+const TRANSLATED_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'user',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'reasoning_effort',
+  'stream',
+  'stream_options',
+  'functions',
+  'function_call',
+])
+
+/** Fields that are fine at their neutral value and cannot be served otherwise. */
+const NEUTRAL = new Map<string, (value: unknown) => boolean>([
+  ['n', (v) => v === 1],
+  ['logprobs', (v) => v === false],
+  ['top_logprobs', (v) => v === 0],
+  ['modalities', (v) => Array.isArray(v) && v.every((m) => m === 'text')],
+])
+
+// ---------------------------------------------------------------- what Anthropic cannot serve
+
+function partProblem(part: OpenAI.ContentPart, param: string, role: OpenAI.Role): Unsupported | null {
+  switch (part.type) {
+    case 'text':
+      return null
+    case 'refusal':
+      return role === 'assistant' ? null : cannot('unsupported_content', param, `A refusal part belongs to an assistant message (${param})`)
+    case 'image_url': {
+      if (role !== 'user') break
+      const url = (part as OpenAI.ImageUrlPart).image_url.url
+      const data = DATA_URL.exec(url)
+      if (data ? IMAGE_TYPES.has(data[1]!.toLowerCase()) : HTTP_URL.test(url)) return null
+      return cannot('unsupported_content', `${param}.image_url.url`, 'Anthropic takes images as https URLs or base64 data URLs of JPEG, PNG, GIF or WebP')
+    }
+    case 'file': {
+      if (role !== 'user') break
+      const file = (part as OpenAI.FilePart).file
+      if (typeof file.file_data === 'string' && DATA_URL.exec(file.file_data)?.[1]?.toLowerCase() === 'application/pdf') return null
+      return cannot(
+        'unsupported_content',
+        `${param}.file`,
+        'Anthropic takes files as PDF data URLs in file_data (application/pdf); file ids and other types cannot be sent',
+      )
+    }
+    case 'input_audio':
+      return cannot('unsupported_content', param, 'Anthropic models take no audio input')
+  }
+  return cannot('unsupported_content', `${param}.type`, `A "${part.type}" part cannot be sent to Anthropic in a ${role} message`)
+}
+
+/**
+ * Why Anthropic cannot serve this request without changing what the caller gets back, or null when
+ * it can. The caller's alias then tries its next target; with none left, this becomes the 400.
+ */
+export function anthropicCannotServe(request: OpenAI.ChatRequest): Unsupported | null {
+  for (const [field, value] of Object.entries(request)) {
+    if (value === null || value === undefined || TRANSLATED_FIELDS.has(field) || DROPPED_FIELDS.has(field)) continue
+    if (NEUTRAL.get(field)?.(value)) continue
+    return cannot('unsupported_parameter', field, `Anthropic cannot serve "${field}" as sent`)
+  }
+  for (const [i, message] of request.messages.entries()) {
+    if (!Array.isArray(message.content)) continue
+    for (const [j, part] of message.content.entries()) {
+      const problem = partProblem(part, `messages.${i}.content.${j}`, message.role)
+      if (problem) return problem
+    }
+  }
+  for (const [i, tool] of (request.tools ?? []).entries()) {
+    if (tool.type !== 'function') return cannot('unsupported_parameter', `tools.${i}.type`, `Anthropic takes function tools only, not "${tool.type}"`)
+  }
+  const choice = request.tool_choice
+  if (typeof choice === 'object' && choice !== null && choice.type !== 'function') {
+    return cannot('unsupported_parameter', 'tool_choice', `Anthropic cannot take a tool_choice of type "${choice.type}"`)
+  }
+  const format = request.response_format
+  if (format && !['text', 'json_object', 'json_schema'].includes(format.type)) {
+    return cannot('unsupported_parameter', 'response_format.type', `Anthropic cannot take a response_format of type "${format.type}"`)
+  }
+  const effort = request.reasoning_effort
+  if (typeof effort === 'string' && !THINKING_BUDGETS.has(effort) && effort !== 'none' && effort !== 'minimal') {
+    return cannot('unsupported_parameter', 'reasoning_effort', `reasoning_effort "${effort}" has no Anthropic equivalent`)
+  }
+  return null
+}
+
+/** Anthropic fields an OpenAI request has no room for and that change nothing the caller gets back: dropped. */
+export const DROPPED_MESSAGES_FIELDS = new Set(['top_k', 'context_management', 'service_tier'])
+
+/** Anthropic fields translated below. */
+const TRANSLATED_MESSAGES_FIELDS = new Set([
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'tools',
+  'tool_choice',
+  'stop_sequences',
+  'temperature',
+  'top_p',
+  'metadata',
+  'thinking',
+  'stream',
+  'output_config',
+])
+
+const BLOCK_TYPES_BY_ROLE: Readonly<Record<'user' | 'assistant', ReadonlySet<string>>> = {
+  user: new Set(['text', 'image', 'document', 'tool_result']),
+  assistant: new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']),
+}
+
+function blockProblem(
+  block: { type?: unknown; source?: { type?: unknown; media_type?: unknown } },
+  param: string,
+  role: 'user' | 'assistant',
+): Unsupported | null {
+  const type = typeof block.type === 'string' ? block.type : ''
+  if (!BLOCK_TYPES_BY_ROLE[role].has(type))
+    return cannot('unsupported_content', `${param}.type`, `A "${type}" block cannot be sent to an OpenAI-compatible upstream`)
+  if (type === 'image' && block.source?.type !== 'base64' && block.source?.type !== 'url') {
+    return cannot('unsupported_content', `${param}.source`, 'OpenAI-compatible upstreams take images as base64 data or URLs')
+  }
+  if (type === 'document' && !(block.source?.type === 'base64' && block.source.media_type === 'application/pdf') && block.source?.type !== 'text') {
+    return cannot('unsupported_content', `${param}.source`, 'OpenAI-compatible upstreams take documents as base64 PDFs or plain text')
+  }
+  return null
+}
+
+/**
+ * Why an OpenAI-compatible target cannot serve this Messages request without changing what the
+ * caller gets back, or null when it can: server tools, MCP servers, document URLs and the like.
+ */
+export function openaiCannotServe(request: Anthropic.MessagesRequest): Unsupported | null {
+  for (const [field, value] of Object.entries(request)) {
+    if (value === null || value === undefined || TRANSLATED_MESSAGES_FIELDS.has(field) || DROPPED_MESSAGES_FIELDS.has(field)) continue
+    return cannot('unsupported_parameter', field, `An OpenAI-compatible upstream cannot serve "${field}" as sent`)
+  }
+  const format = (request.output_config as { format?: unknown } | undefined)?.format
+  if (format !== undefined)
+    return cannot('unsupported_parameter', 'output_config.format', 'Structured output is not translated for OpenAI-compatible upstreams')
+  for (const [i, message] of request.messages.entries()) {
+    if (!Array.isArray(message.content)) continue
+    for (const [j, block] of message.content.entries()) {
+      const problem = blockProblem(block as never, `messages.${i}.content.${j}`, message.role)
+      if (problem) return problem
+      if (block.type === 'tool_result' && Array.isArray(block.content)) {
+        for (const [k, inner] of block.content.entries()) {
+          if (inner.type !== 'text') return cannot('unsupported_content', `messages.${i}.content.${j}.content.${k}`, 'OpenAI tool results carry text only')
+        }
+      }
+    }
+  }
+  for (const [i, tool] of (request.tools ?? []).entries()) {
+    const type = (tool as { type?: unknown }).type
+    if (type !== undefined && type !== 'custom')
+      return cannot('unsupported_parameter', `tools.${i}.type`, `Anthropic's server tool "${String(type)}" has no OpenAI equivalent`)
+  }
+  return null
+}
