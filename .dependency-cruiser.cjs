@@ -21,13 +21,13 @@ module.exports = {
       severity: 'error',
       comment: 'Providers use wire formats, errors, settings types; never routes, limits, usage, http or the layers above.',
       from: { path: '^src/providers/' },
-      to: { path: ['^routes/', '^src/(limits|usage|http|serve|auth|storage|observe)/', '^src/(gateway|app|main|cli)\\.ts$'] },
+      to: { path: ['^routes/', '^src/(limits|usage|conversations|http|serve|auth|storage|observe)/', '^src/(gateway|app|main|cli)\\.ts$'] },
     },
     {
       name: 'domain-without-elysia',
       severity: 'error',
-      comment: 'Limits, usage, routing, providers and wire formats know nothing of the web framework.',
-      from: { path: '^src/(limits|usage|routing|providers|wire)/' },
+      comment: 'Limits, usage, routing, conversations, providers and wire formats know nothing of the web framework.',
+      from: { path: '^src/(limits|usage|routing|conversations|providers|wire)/' },
       to: { path: 'elysia' },
     },
     {
@@ -48,7 +48,7 @@ module.exports = {
       name: 'only-the-edge-knows-http',
       severity: 'error',
       comment: 'Below the serving layer, nothing imports http/, routes or the composition root.',
-      from: { path: '^src/(wire|providers|routing|limits|usage|auth|config|storage)/' },
+      from: { path: '^src/(wire|providers|routing|limits|usage|conversations|auth|config|storage)/' },
       to: { path: ['^src/http/', '^routes/', '^src/serve/', '^src/(gateway|app|main|cli)\\.ts$'] },
     },
     {

@@ -158,3 +158,37 @@ export const configState = sqliteTable('config_state', {
   /** Where the config came from and the settings routing and usage take from it. */
   settings: text('settings', { mode: 'json' }).$type<{ source: string; deadlineMs: number; drainMs?: number; minuteRetentionDays: number } | null>(),
 })
+
+/**
+ * The conversation store (src/conversations/store.ts): one row per answer the gateway keeps for a
+ * later turn, an Anthropic message thread's turn or a Responses API response. Found by key and id
+ * together, so another key's rows are never found; a history is rebuilt by walking `parent_id` up
+ * that key. Request and answer are JSON text, kept as written: nothing queries inside them.
+ */
+export const conversations = sqliteTable(
+  'conversations',
+  {
+    keyId: text('key_id').notNull(),
+    id: text('id').notNull(),
+    /** 'thread' | 'response' */
+    kind: text('kind').notNull(),
+    /** The upstream that holds the conversation when it was passed through natively; null: held here. */
+    upstream: text('upstream'),
+    parentId: text('parent_id'),
+    request: text('request').notNull(),
+    answer: text('answer').notNull(),
+    /** Bytes of request and answer: a history's size is summed without reading them. */
+    size: integer('size').notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    /** The row that continued this one (a thread is continued once); null: none yet. */
+    continuedBy: text('continued_by'),
+    /** A request continuing this thread holds it until then (ms); null or past: free. */
+    claimedUntil: integer('claimed_until'),
+  },
+  (table) => [
+    primaryKey({ columns: [table.keyId, table.id] }),
+    // Pruning reads expired rows in batches.
+    index('conversations_expires_at').on(table.expiresAt),
+  ],
+)

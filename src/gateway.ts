@@ -1,12 +1,14 @@
 import { hostname } from 'node:os'
 import { dirname, join } from 'node:path'
 import pkg from '../package.json'
+import { instanceSecret } from './auth/instance-secret'
 import { KeyCache } from './auth/key-cache'
 import { KeyService } from './auth/key-service'
 import type { GatewayEnv } from './config/env'
 import type { ConfigDifference } from './config/drift'
 import { loadGatewayConfig } from './config/load'
 import type { ConfigSettings, GatewayConfig, ModelPrice } from './config/types'
+import { Conversations } from './conversations/conversations'
 import { type ConfigHealth, configHealth, followConfig, writeConfig } from './gateway-config'
 import { providerKinds } from './providers'
 import { headerNames, type HeaderNames } from './http/headers'
@@ -25,6 +27,7 @@ import type { Stores } from './storage/types'
 import { builtInPrices } from './spend/price-table'
 import { DAY_MS } from './time'
 import { UsageGate } from './usage/gate'
+import { type ThinkingSigner, thinkingSigner } from './wire/anthropic/signature'
 import { UsageJournal } from './usage/journal'
 import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
@@ -50,6 +53,8 @@ export interface Gateway {
   prices: ReadonlyMap<string, ModelPrice>
   /** Every key by hash, for authentication. */
   keyCache: KeyCache
+  /** Anthropic message threads (and Responses API conversations) kept for their next turn, per key. */
+  conversations: Conversations
   /** Creates, changes and revokes keys, keeping keyCache current. */
   keys: KeyService
   /** Admits and settles requests: in memory (one process), or in Redis (several instances). */
@@ -66,6 +71,8 @@ export interface Gateway {
   metrics: GatewayMetrics
   /** Writes each request's log line and metrics. */
   observer: RequestObserver
+  /** Signs thinking the gateway makes from another dialect's reasoning, and checks it when it comes back. */
+  signer: ThinkingSigner
   /** The part of all this that serving a request uses. */
   serving: ServeDeps
   now: () => number
@@ -160,6 +167,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       prices,
       keyCache,
       keys: new KeyService(stores.keys, keyCache, now),
+      conversations: new Conversations(stores.conversations, { ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS, now }),
       limiter,
       shared,
       circuits,
@@ -169,6 +177,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       log,
       metrics,
       observer,
+      signer: thinkingSigner(instanceSecret(env, log)),
       serving: {
         routing: () => gateway.routing,
         limiter,
@@ -263,15 +272,27 @@ export async function ensureFirstKey(gateway: Gateway): Promise<string | null> {
   return (await gateway.keys.createFirst({ name: 'first key', tier: gateway.routing.firstTier }))?.key ?? null
 }
 
-/** Prunes minute rollups past the configured retention now and every 10 minutes; returns a stop function. */
+/**
+ * Prunes minute rollups past the configured retention, and expired conversations, now and every 10
+ * minutes; returns a stop function.
+ */
 export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () => void {
-  const prune = () =>
+  const pruneRollups = () =>
     gateway.stores.usage.pruneMinutes(gateway.now() - gateway.settings.minuteRetentionDays * DAY_MS).then(
       (removed) => {
         if (removed > 0) gateway.log.debug({ removed }, 'pruned minute rollups')
       },
       (error: unknown) => gateway.log.error({ err: error }, 'pruning minute rollups failed; retried in 10 minutes'),
     )
+  // Expired records are already invisible to every read: pruning only gives their space back.
+  const pruneConversations = () =>
+    gateway.conversations.pruneExpired().then(
+      (removed) => {
+        if (removed > 0) gateway.log.debug({ removed }, 'pruned expired conversations')
+      },
+      (error: unknown) => gateway.log.error({ err: error }, 'pruning expired conversations failed; retried in 10 minutes'),
+    )
+  const prune = () => Promise.all([pruneRollups(), pruneConversations()])
   void prune()
   const timer = setInterval(() => void prune(), intervalMs)
   timer.unref()

@@ -22,6 +22,7 @@ import { tempDir } from './support/gateway'
 import { describeWithServers, type PostgresServer, startPostgres } from './support/servers'
 import { seededRandom } from './support/random'
 import { setup, teardown, TEST_MS } from './support/hooks'
+import { storeScenario } from './conversations/store-scenario'
 
 setDefaultTimeout(TEST_MS)
 
@@ -209,6 +210,26 @@ describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'],
     const [listSqlite, listPg] = await both((stores) => stores.keys.list())
     expect(listPg.map((k) => k.name)).toEqual(listSqlite.map((k) => k.name))
     expect(await pg.keys.version()).toBeGreaterThan(before!)
+  })
+})
+
+describeWithServers('the conversation store answers alike on SQLite and Postgres', ['postgres'], () => {
+  let server: PostgresServer
+  let sqlite: Stores
+  let pg: Stores
+  setup(async () => {
+    server = await startPostgres()
+    sqlite = openSqliteStores(':memory:')
+    pg = await openPostgresStores(await server.createDatabase(), { applicationName: 'parity test', poolSize: 4 })
+  })
+  teardown(async () => {
+    await Promise.all([sqlite?.close(), pg?.close()])
+    await server?.dispose()
+  })
+
+  test('conversations: records, chains, claims, expiry, deletes and pruning alike', async () => {
+    const [fromSqlite, fromPg] = await Promise.all([storeScenario(sqlite.conversations), storeScenario(pg.conversations)])
+    expect(fromPg).toEqual(fromSqlite)
   })
 })
 

@@ -148,3 +148,23 @@ export const configState = pgTable('config_state', {
   version: big('version').notNull().default(0),
   settings: jsonb('settings').$type<{ source: string; deadlineMs: number; drainMs?: number; minuteRetentionDays: number } | null>(),
 })
+
+/** The conversation store (see db/schema.ts). Request and answer are text, not jsonb: stored and read whole, never queried. */
+export const conversations = pgTable(
+  'conversations',
+  {
+    keyId: text('key_id').notNull(),
+    id: text('id').notNull(),
+    kind: text('kind').notNull(),
+    upstream: text('upstream'),
+    parentId: text('parent_id'),
+    request: text('request').notNull(),
+    answer: text('answer').notNull(),
+    size: big('size').notNull(),
+    createdAt: big('created_at').notNull(),
+    expiresAt: big('expires_at').notNull(),
+    continuedBy: text('continued_by'),
+    claimedUntil: big('claimed_until'),
+  },
+  (table) => [primaryKey({ columns: [table.keyId, table.id] }), index('conversations_expires_at').on(table.expiresAt)],
+)

@@ -12,15 +12,27 @@ import { checkMessagesRequest } from '../../src/wire/anthropic/validate'
 export default defineRoute((gateway) =>
   new Elysia().use(callerAuth(gateway)).post(
     '',
-    ({ body, caller, request, set }) => {
+    async ({ body, caller, request, set }) => {
       const messagesRequest = body as MessagesRequest
       checkMessagesRequest(messagesRequest)
       gateway.holdConnection(request)
       const record = recordOf(request)
       record.messages = messagesRequest.messages
-      const headers = { version: request.headers.get('anthropic-version'), beta: request.headers.get('anthropic-beta') }
+      const thread = await gateway.conversations.beginThread(messagesRequest, caller.key.id)
+      const context = {
+        headers: { version: request.headers.get('anthropic-version'), beta: request.headers.get('anthropic-beta') },
+        requestId: record.id,
+        signer: gateway.signer,
+        thread,
+        onRecordError: (error: unknown) =>
+          gateway.log.warn({ request_id: record.id, reason: (error as Error).message }, 'a message thread turn could not be recorded'),
+      }
       const call = { caller, clientSignal: request.signal, headers: set.headers, record }
-      return serve(gateway.serving, call, messagesExchange(messagesRequest, rawBodyOf(request), headers)) as Promise<Response>
+      // A thread the gateway holds is claimed until this turn is recorded: whatever fails, it is let go.
+      return serve(gateway.serving, call, messagesExchange(messagesRequest, rawBodyOf(request), context)).catch(async (error: unknown) => {
+        await thread?.release()
+        throw error
+      }) as Promise<Response>
     },
     {
       body: MessagesRequestSchema,

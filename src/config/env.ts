@@ -23,6 +23,8 @@ export interface GatewayEnv {
   maxSseEventBytes: number
   maxUpstreamBodyBytes: number
   metricsKey: string | null
+  /** Signs and seals what the gateway hands callers to send back (thinking it signed); null: a file beside the database. */
+  secret: string | null
   logBodies: boolean
   /** Postgres for keys, config and usage, shared by several instances; null: SQLite (GATEWAY_DB). */
   databaseUrl: string | null
@@ -51,10 +53,10 @@ function integerVar(vars: Record<string, string | undefined>, name: string, fall
   return value
 }
 
-function secretVar(vars: Record<string, string | undefined>, name: string): string | null {
+function secretVar(vars: Record<string, string | undefined>, name: string, minLength = 16): string | null {
   const raw = vars[name]
   if (raw === undefined || raw === '') return null
-  if (raw.length < 16) throw invalid(name, 'must be at least 16 characters long')
+  if (raw.length < minLength) throw invalid(name, `must be at least ${minLength} characters long`)
   return raw
 }
 
@@ -111,6 +113,7 @@ export function readEnv(vars: Record<string, string | undefined> = process.env):
     maxSseEventBytes: integerVar(vars, 'GATEWAY_MAX_SSE_EVENT_BYTES', 1_048_576, 1024, 268_435_456),
     maxUpstreamBodyBytes: integerVar(vars, 'GATEWAY_MAX_UPSTREAM_BODY_BYTES', 33_554_432, 1024, 1_073_741_824),
     metricsKey: secretVar(vars, 'GATEWAY_METRICS_KEY'),
+    secret: secretVar(vars, 'GATEWAY_SECRET', 32),
     logBodies: logBodies === '1',
     databaseUrl,
     redisUrl,

@@ -78,6 +78,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
       failureThreshold: upstream.failure_threshold ?? 5,
       cooldownMs: upstream.cooldown_ms ?? 30_000,
       maxReasoningEffort: upstream.max_reasoning_effort ?? 'high',
+      midSystem: upstream.mid_system ?? 'keep',
     }
   })
   const upstreamByName = new Map(upstreams.map((u) => [u.name, u]))
@@ -118,6 +119,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
     routing: { deadlineMs: file.routing?.deadline_ms ?? 120_000, drainMs: file.routing?.drain_ms ?? 10_000 },
     usage: { minuteRetentionDays: file.usage?.minute_retention_days ?? 7 },
     http: { maxUpstreamConnections: file.http?.max_upstream_connections ?? 10_000 },
+    conversations: { responsesTtlDays: file.conversations?.responses_ttl_days ?? 30 },
   }
 }
 

@@ -5,6 +5,8 @@ import { type Static, Type } from '@sinclair/typebox'
 const PositiveInt = Type.Integer({ minimum: 1 })
 /** Reasoning efforts from least to most; `xhigh` only some OpenAI-compatible servers accept. */
 export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh'] as const
+/** What an upstream gets for a system message after the first turn: as is, as a user reminder, or folded into the first. */
+export const MID_SYSTEM_MODES = ['keep', 'as_user', 'fold'] as const
 const Millis = Type.Integer({ minimum: 1, maximum: 3_600_000 })
 const strict = { additionalProperties: false } as const
 
@@ -47,6 +49,7 @@ const UpstreamSchema = Type.Object(
     failure_threshold: Type.Optional(PositiveInt),
     cooldown_ms: Type.Optional(Millis),
     max_reasoning_effort: Type.Optional(Type.Union(REASONING_EFFORTS.map((effort) => Type.Literal(effort)))),
+    mid_system: Type.Optional(Type.Union(MID_SYSTEM_MODES.map((mode) => Type.Literal(mode)))),
   },
   strict,
 )
@@ -80,6 +83,7 @@ export const ConfigFileSchema = Type.Object(
     ),
     http: Type.Optional(Type.Object({ max_upstream_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_279 })) }, strict)),
     usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
+    conversations: Type.Optional(Type.Object({ responses_ttl_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3660 })) }, strict)),
   },
   strict,
 )

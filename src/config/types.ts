@@ -8,6 +8,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 /** `reasoning_effort` values, from least to most. */
 export type ReasoningEffort = 'low' | 'medium' | 'high' | 'xhigh'
 
+/**
+ * What an upstream gets for a system message that is not at the start of the conversation: kept
+ * in place (`keep`), a user message wrapped in `<system-reminder>` (`as_user`), or appended to the
+ * leading system message (`fold`), for servers whose chat templates refuse a system message later on.
+ */
+export type MidSystemMode = 'keep' | 'as_user' | 'fold'
+
 export interface TierSettings {
   name: string
   requestsPerMinute: number
@@ -35,6 +42,7 @@ export interface UpstreamSettings {
   cooldownMs: number
   /** The highest `reasoning_effort` this upstream accepts (efforts made from thinking budgets are capped at it). */
   maxReasoningEffort: ReasoningEffort
+  midSystem: MidSystemMode
 }
 
 /** The upstream settings kept in columns of their own; every other field is stored in one JSON value beside them. */
@@ -91,6 +99,11 @@ export interface GatewayConfig {
   usage: { minuteRetentionDays: number }
   /** Per instance: not stored, each process applies its own file's value. */
   http: { maxUpstreamConnections: number }
+  /**
+   * Per instance, like `http`: each record's expiry is fixed when it is written, so instances on one
+   * database may differ without disagreeing on what is expired.
+   */
+  conversations: { responsesTtlDays: number }
 }
 
 /** What the config checks about an upstream kind (`kind = "..."`); the provider itself is built later. */

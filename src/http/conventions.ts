@@ -50,8 +50,12 @@ function validationError(error: ValidationError): GatewayError {
   return invalidRequest(message, { param })
 }
 
+/** The 404 of a path no route serves: naming the method and path, and where the routes are listed. */
+export const unknownRoute = (method: string, path: string) =>
+  notFound(`Unknown route: ${method} ${path}. GET /swagger lists the routes this gateway serves.`, { code: 'unknown_route' })
+
 /** Every failure, from any route or the framework itself, as a GatewayError. */
-export function toGatewayError(code: string | number, error: unknown): GatewayError {
+export function toGatewayError(code: string | number, error: unknown, request: { method: string; path: string }): GatewayError {
   if (error instanceof GatewayError) return error
   if (code === 'PARSE') {
     const cause = (error as Error).cause
@@ -61,7 +65,7 @@ export function toGatewayError(code: string | number, error: unknown): GatewayEr
     // A route that did not rethrow its refused body (see RefusedBody) still answers with its error.
     return error.value instanceof RefusedBody ? error.value.error : validationError(error)
   }
-  if (code === 'NOT_FOUND') return notFound('Unknown route')
+  if (code === 'NOT_FOUND') return unknownRoute(request.method, request.path)
   return internalError('Internal server error')
 }
 
@@ -115,8 +119,8 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
         observer.finish(record, responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200)
     })
     .onError({ as: 'global' }, function shapeError({ code, error, request, set }) {
-      const gatewayError = toGatewayError(code, error)
       const record = recordOf(request)
+      const gatewayError = toGatewayError(code, error, record)
       const status = statusOf(gatewayError)
       if (status >= 500 && !(error instanceof GatewayError)) {
         log.error({ err: error, request_id: record.id, path: record.path }, 'unhandled error')

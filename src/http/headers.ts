@@ -9,6 +9,8 @@ export interface HeaderNames {
   attempts: string
   /** A JSON answer's exact cost in USD. */
   cost: string
+  /** The hints of the request the target could not use and did not get, comma-separated. */
+  dropped: string
 }
 
 export function headerNames(brand: string): HeaderNames {
@@ -19,6 +21,7 @@ export function headerNames(brand: string): HeaderNames {
     latency: `x-${brand}-latency-ms`,
     attempts: `x-${brand}-attempts`,
     cost: `x-${brand}-cost-usd`,
+    dropped: `x-${brand}-dropped`,
   }
 }
 

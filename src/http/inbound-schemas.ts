@@ -34,7 +34,8 @@ const messagesFields = () => ({
       { role: t.String({ description: 'user or assistant' }), content: t.Union([t.String(), t.Array(Block)]) },
       { additionalProperties: true, error: 'Invalid request: each message must be an object with role and content' },
     ),
-    { minItems: 1, error: 'Invalid request: messages is required and must be a non-empty array of messages' },
+    // Empty only for a thread's continue (checked after the schema): e.g. the turn after a pause_turn.
+    { error: 'Invalid request: messages is required and must be an array of messages' },
   ),
   system: t.Optional(t.Union([t.String(), t.Array(Block)], { error: 'Invalid request: system must be a string or an array of text blocks' })),
   tools: t.Optional(t.Array(t.Object({ name: t.String() }, { additionalProperties: true }), { error: 'Invalid request: tools must be an array of tools' })),

@@ -30,6 +30,26 @@ export const ModelSchema = t.Object(
   { title: 'Model' },
 )
 
+export const AnthropicModelSchema = t.Object(
+  {
+    type: t.Literal('model'),
+    id: t.String({ examples: ['anthropic/fast'] }),
+    display_name: t.String(),
+    created_at: t.String({ description: 'RFC 3339' }),
+  },
+  { title: 'AnthropicModel' },
+)
+
+export const AnthropicModelListSchema = t.Object(
+  {
+    data: t.Array(AnthropicModelSchema),
+    has_more: t.Boolean(),
+    first_id: t.Union([t.String(), t.Null()]),
+    last_id: t.Union([t.String(), t.Null()]),
+  },
+  { title: 'AnthropicModelList' },
+)
+
 const MessageSchema = t.Object(
   {},
   {

@@ -36,6 +36,8 @@ export interface Provider {
    * n > 1, a part type it does not know...), or null. Absent: it serves anything it is sent.
    */
   cannotServe?(request: ChatRequest): Unsupported | null
+  /** The hints of a request this upstream cannot use and does not get (named in x-svc-dropped); absent: none. */
+  dropped?(request: ChatRequest): readonly string[]
   /**
    * `caller` lets an upstream that takes OpenAI's format relay the caller's own JSON text with only
    * the model swapped, rather than serializing `request` again.

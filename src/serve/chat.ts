@@ -6,6 +6,7 @@ import { ChunkRelay, completionJson } from '../wire/openai/relay'
 import type { ChatRequest, StreamChunk } from '../wire/openai/types'
 import { DEFAULT_OUTPUT_TOKENS, estimatedPromptTokens, inputBound } from '../spend/estimate'
 import { generatedChars } from '../wire/openai/generated'
+import { hasMidSystem, placeMidSystem } from '../wire/openai/mid-system'
 import type { EventStream, Exchange } from './exchange'
 
 const DONE = 'data: [DONE]\n\n'
@@ -32,7 +33,16 @@ export async function relayChunks(iterator: AsyncIterator<StreamChunk[]>, relay:
 
 /** OpenAI's chat completions, served by any target: OpenAI-compatible ones get the caller's own text. */
 export function chatExchange(request: ChatRequest, body: JsonBody | undefined): Exchange {
-  const forTarget = (target: Target): ChatRequest => ({ ...request, model: target.model })
+  // Looked at only for a target whose server refuses a later system message: most never pay for it.
+  let midSystem: boolean | undefined
+  const moves = (target: Target) => target.upstream.midSystem !== 'keep' && (midSystem ??= hasMidSystem(request.messages))
+  const forTarget = (target: Target): ChatRequest => {
+    const mode = target.upstream.midSystem
+    if (mode === 'keep' || !moves(target)) return { ...request, model: target.model }
+    return { ...request, model: target.model, messages: placeMidSystem(request.messages, mode) }
+  }
+  // The caller's own text goes upstream unless its system messages had to be moved for this target.
+  const textFor = (target: Target) => (moves(target) ? undefined : body)
   return {
     model: request.model,
     cannotServe(target) {
@@ -40,15 +50,16 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
       const check = target.provider.cannotServe
       return check ? check(forTarget(target)) : null
     },
+    dropped: (target) => target.provider.dropped?.(request) ?? [],
     async complete(target, attempt) {
-      const { completion, text } = await target.provider.complete(forTarget(target), attempt, body)
+      const { completion, text } = await target.provider.complete(forTarget(target), attempt, textFor(target))
       return { body: completionJson(completion, text, request.model), usage: completion.usage ?? null }
     },
     stream:
       request.stream === true
         ? {
             async open(target, attempt) {
-              const iterator = await target.provider.stream(forTarget(target), attempt, body)
+              const iterator = await target.provider.stream(forTarget(target), attempt, textFor(target))
               return relayChunks(iterator, new ChunkRelay(request.model, request.stream_options?.include_usage === true))
             },
             failureEvent: (error: GatewayError) => `data: ${JSON.stringify(openaiErrorBody(error))}\n\n`,

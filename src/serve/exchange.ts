@@ -2,7 +2,7 @@ import type { Caller } from '../auth/authenticate'
 import type { GatewayError, Unsupported } from '../errors'
 import type { RequestRecord } from '../observe/request-record'
 import type { AttemptContext } from '../providers/types'
-import type { Target } from '../routing/table'
+import type { Alias, Target } from '../routing/table'
 import type { TokenBound } from '../spend/estimate'
 import type { Usage } from '../wire/openai/types'
 
@@ -14,8 +14,12 @@ import type { Usage } from '../wire/openai/types'
 export interface Exchange {
   /** The model the caller named (an alias). */
   model: string
+  /** Refuses the alias as a whole (a message thread its targets cannot reach); absent: every alias will do. */
+  checkAlias?(alias: Alias): void
   /** Why a target cannot serve this request as asked (it is then skipped), or null. */
   cannotServe(target: Target): Unsupported | null
+  /** The hints of the request a target gets without (it cannot use them): named in the answer's x-svc-dropped. */
+  dropped?(target: Target): readonly string[]
   /** One attempt for a JSON answer: the caller's body (its model already the alias) and the usage it reports. */
   complete(target: Target, attempt: AttemptContext): Promise<Answer>
   /** Set when the caller asked for a stream. */

@@ -1,138 +1,144 @@
+import { AnswerAssembler } from '../conversations/answer'
+import type { ThreadAnswer, ThreadTurn } from '../conversations/threads'
 import type { GatewayError } from '../errors'
-import type { JsonBody } from '../wire/json-text'
-import type { AnthropicEvent, AnthropicHeaders } from '../providers/types'
-import type { Target } from '../routing/table'
-import { toMessageResponse } from '../wire/anthropic/answer-from-chat'
-import { openaiCannotServe } from '../wire/anthropic/cannot-serve'
-import { fromMessagesRequest } from '../wire/anthropic/request-to-chat'
-import { toUsage } from '../wire/anthropic/usage'
-import { anthropicErrorBody } from '../wire/anthropic/errors'
-import { EventsFromChunks, sseEvent } from '../wire/anthropic/events-from-chunks'
-import type { MessagesRequest, StreamEvent, Usage as AnthropicUsage } from '../wire/anthropic/types'
-import { applyEdits, replacement, uniqueMember, withTopLevelValue } from '../wire/json-text'
-import type { ChatCompletionChunk, RawChunk, StreamChunk } from '../wire/openai/types'
+import type { AnthropicHeaders } from '../providers/types'
+import type { Alias, Target } from '../routing/table'
 import { estimatedPromptTokens, inputBound } from '../spend/estimate'
-import { eventGeneratedChars } from '../wire/anthropic/generated'
-import { generatedChars } from '../wire/openai/generated'
-import type { EventStream, Exchange } from './exchange'
-
-/** The caller's own text for an Anthropic upstream, only its top-level model replaced. */
-function passthroughBody(request: MessagesRequest, body: JsonBody | undefined, model: string): string {
-  const member = body?.outline.members?.get('model')
-  return body && member ? applyEdits(body.text, [replacement(member, JSON.stringify(model))]) : JSON.stringify({ ...request, model })
-}
+import { toMessageResponse } from '../wire/anthropic/answer-from-chat'
+import { droppedFromMessages, openaiCannotServe } from '../wire/anthropic/cannot-serve'
+import { anthropicErrorBody } from '../wire/anthropic/errors'
+import { EventsFromChunks } from '../wire/anthropic/events-from-chunks'
+import { fromMessagesRequest } from '../wire/anthropic/request-to-chat'
+import { GATEWAY_SIGNATURE_PREFIX, type ThinkingSigner, withoutGatewayThinking } from '../wire/anthropic/signature'
+import type { MessagesRequest } from '../wire/anthropic/types'
+import { toUsage } from '../wire/anthropic/usage'
+import { applyEdits, type JsonBody, replacement, withTopLevelValue } from '../wire/json-text'
+import type { Exchange } from './exchange'
+import { type AnswerWatch, relayEvents, translateChunks } from './messages-streams'
 
 /**
- * An Anthropic upstream's events relayed as sent: `message.model` in message_start becomes the
- * alias, usage is read from message_start and message_delta, and message_stop is held back until
- * the request is counted.
+ * The caller's own text for an Anthropic upstream, only its top-level model replaced; re-encoded when
+ * it is not the request as sent (a thread the gateway rebuilt) or carries thinking the gateway
+ * signed, which Anthropic would refuse.
  */
-async function relayEvents(iterator: AsyncIterator<AnthropicEvent[]>, alias: string): Promise<EventStream> {
-  let pending: IteratorResult<AnthropicEvent[]> | null = await iterator.next()
-  const usage: Partial<AnthropicUsage> = {}
-  let stop = ''
-  let generated = 0
-  const relay = ({ data, event }: AnthropicEvent): string => {
-    generated += eventGeneratedChars(event)
-    if (event.type === 'message_start') {
-      Object.assign(usage, event.message.usage)
-      const model = typeof event.message.model === 'string' ? uniqueMember(data, 'model', JSON.stringify(event.message.model)) : null
-      data = model ? applyEdits(data, [replacement(model, JSON.stringify(alias))]) : JSON.stringify({ ...event, message: { ...event.message, model: alias } })
-    } else if (event.type === 'message_delta') {
-      Object.assign(usage, event.usage)
-    } else if (event.type === 'message_stop') {
-      stop = `event: message_stop\ndata: ${data}\n\n`
-      return ''
-    }
-    return `event: ${event.type}\ndata: ${data}\n\n`
-  }
-  return {
-    async next() {
-      const result = pending ?? (await iterator.next())
-      pending = null
-      return result.done ? null : result.value.map(relay).join('')
-    },
-    usage: () => toUsage(usage),
-    generated: () => generated,
-    end: () => stop,
-    cancel: async () => void (await iterator.return?.()),
-  }
+function passthroughBody(request: MessagesRequest, body: JsonBody | undefined, asSent: boolean, model: string): string {
+  const member = body?.outline.members?.get('model')
+  if (asSent && body && member && !body.text.includes(`"${GATEWAY_SIGNATURE_PREFIX}`))
+    return applyEdits(body.text, [replacement(member, JSON.stringify(model))])
+  return JSON.stringify({ ...withoutGatewayThinking(request), model })
 }
 
-/** An OpenAI-shaped upstream's chunks as Anthropic's event sequence (src/wire/anthropic/stream.ts). */
-async function translateChunks(iterator: AsyncIterator<StreamChunk[]>, translator: EventsFromChunks): Promise<EventStream> {
-  let pending: IteratorResult<StreamChunk[]> | null = await iterator.next()
-  let generated = 0
-  // A chunk that is not valid JSON ends the stream, after the events of the valid chunks before it.
-  let broken: unknown = null
-  const events = (batch: StreamChunk[]): StreamEvent[] => {
-    const out: StreamEvent[] = []
-    for (const chunk of batch) {
-      let parsed: ChatCompletionChunk
-      try {
-        parsed = 'object' in chunk ? (chunk as ChatCompletionChunk) : (JSON.parse((chunk as RawChunk).data) as ChatCompletionChunk)
-      } catch (error) {
-        broken = error
-        if (out.length === 0) throw error
-        break
-      }
-      out.push(...translator.push(parsed))
-    }
-    return out
-  }
+/** What the Messages API's exchange needs besides the request. */
+export interface MessagesContext {
+  /** The caller's anthropic-version and anthropic-beta, for Anthropic upstreams. */
+  headers: AnthropicHeaders
+  /** The request's id: a translated answer's id is `msg_` and it. */
+  requestId: string
+  /** Signs thinking made from another dialect's reasoning, and checks it when it comes back. */
+  signer: ThinkingSigner
+  /** The request's message thread, when it has one (src/conversations/threads.ts). */
+  thread: ThreadTurn | null
+  /** Told when a thread turn could not be recorded: the answer still stands, and the next continue replays. */
+  onRecordError(error: unknown): void
+}
+
+const NONE: readonly string[] = []
+
+/** Records a thread turn's answer before its end reaches the caller, who may continue at once. */
+function recordTurn(context: MessagesContext, answer: ThreadAnswer, target: Target): Promise<void> {
+  const native = target.provider.messages !== undefined
+  return context.thread!.record(answer, target.upstream.name, native).then(
+    () => {},
+    (error: unknown) => context.onRecordError(error),
+  )
+}
+
+/** The watch that puts a streamed thread turn's answer together and records it. */
+function threadWatch(context: MessagesContext, target: Target): AnswerWatch | undefined {
+  const turn = context.thread
+  if (!turn) return undefined
+  const assembler = new AnswerAssembler()
   return {
-    async next() {
-      if (broken) throw broken
-      const result = pending ?? (await iterator.next())
-      pending = null
-      if (result.done) return null
-      generated += generatedChars(result.value)
-      return events(result.value).map(sseEvent).join('')
+    event: (event) => assembler.push(event),
+    async finished() {
+      const answer = assembler.answer()
+      if (answer) await recordTurn(context, answer, target)
     },
-    usage: () => translator.usage,
-    generated: () => generated,
-    end: () => translator.end().map(sseEvent).join(''),
-    cancel: async () => void (await iterator.return?.()),
+    failed: () => void turn.release().catch(context.onRecordError),
   }
 }
 
 /**
  * Anthropic's Messages API, served by any target: Anthropic upstreams get the caller's own text
  * (so cache_control, citations and new features keep working) and answer as they do; OpenAI-shaped
- * ones (OpenAI-compatible, the mock) are translated both ways (src/wire/anthropic).
+ * ones (OpenAI-compatible, the mock) are translated both ways (src/wire/anthropic). A message
+ * thread is sent on to the Anthropic upstream that holds it, or held by the gateway for the others.
  */
-export function messagesExchange(request: MessagesRequest, body: JsonBody | undefined, headers: AnthropicHeaders): Exchange {
-  const translated = (target: Target, stream: boolean) => fromMessagesRequest({ ...request, stream }, target.model, target.upstream.maxReasoningEffort)
+export function messagesExchange(request: MessagesRequest, body: JsonBody | undefined, context: MessagesContext): Exchange {
+  const { headers, signer, thread } = context
+  const id = `msg_${context.requestId}`
+  /** What a target gets: the request as sent, or the thread's full history for a target that does not hold it. */
+  const sent = (native: boolean) => thread?.requestFor(native) ?? { request, asSent: true }
+  const translated = (target: Target, stream: boolean) =>
+    fromMessagesRequest({ ...sent(false).request, stream }, target.model, {
+      maxEffort: target.upstream.maxReasoningEffort,
+      midSystem: target.upstream.midSystem,
+      verifyThinking: signer.verify,
+    })
+  const upstreamBody = (target: Target) => {
+    const { request: forTarget, asSent } = sent(true)
+    return passthroughBody(forTarget, body, asSent, target.model)
+  }
+  let dropped: readonly string[] | null = null
   return {
     model: request.model,
-    cannotServe(target) {
-      if (target.provider.messages) return null
-      return openaiCannotServe(request) ?? target.provider.cannotServe?.(translated(target, false)) ?? null
+    checkAlias(alias: Alias) {
+      // A thread an Anthropic upstream holds is reachable only through an alias that names that upstream.
+      if (thread?.heldBy && !alias.targets.some((t) => thread.serves(t.upstream.name, t.provider.messages !== undefined))) throw thread.notServable()
     },
+    cannotServe(target) {
+      const native = target.provider.messages !== undefined
+      if (thread && !thread.serves(target.upstream.name, native)) {
+        return { code: 'unsupported_parameter', param: 'thread', message: `Upstream "${target.upstream.name}" does not hold this message thread` }
+      }
+      if (native) return null
+      return openaiCannotServe(sent(false).request) ?? target.provider.cannotServe?.(translated(target, false)) ?? null
+    },
+    dropped: (target) => (target.provider.messages ? NONE : (dropped ??= droppedFromMessages(request))),
     async complete(target, attempt) {
       const messages = target.provider.messages
       if (messages) {
-        const { text, message } = await messages.complete(passthroughBody(request, body, target.model), attempt, headers)
+        const { text, message } = await messages.complete(upstreamBody(target), attempt, headers)
+        if (thread) await recordTurn(context, { id: message.id, content: message.content }, target)
         const answer =
           withTopLevelValue(text, 'model', JSON.stringify(message.model), JSON.stringify(request.model)) ?? JSON.stringify({ ...message, model: request.model })
         return { body: answer, usage: toUsage(message.usage ?? {}) }
       }
       const { completion } = await target.provider.complete(translated(target, false), attempt)
-      return { body: JSON.stringify(toMessageResponse(completion, request.model)), usage: completion.usage ?? null }
+      const message = toMessageResponse(completion, request.model, { id, sign: signer.sign })
+      if (thread) await recordTurn(context, message, target)
+      return { body: JSON.stringify(message), usage: completion.usage ?? null }
     },
     stream:
       request.stream === true
         ? {
             async open(target, attempt) {
               const messages = target.provider.messages
-              if (messages) return relayEvents(await messages.stream(passthroughBody(request, body, target.model), attempt, headers), request.model)
-              return translateChunks(await target.provider.stream(translated(target, true), attempt), new EventsFromChunks(request.model))
+              const watch = threadWatch(context, target)
+              if (messages) return relayEvents(await messages.stream(upstreamBody(target), attempt, headers), request.model, watch)
+              // message_start says an estimate of the input: the exact count comes with the last event.
+              const events = new EventsFromChunks(request.model, {
+                id,
+                inputTokens: estimatedPromptTokens(body?.text ?? JSON.stringify(request)),
+                sign: signer.sign,
+              })
+              return translateChunks(await target.provider.stream(translated(target, true), attempt), events, watch)
             },
             // A broken stream ends with Anthropic's error event, and no message_stop.
             failureEvent: (error: GatewayError) => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error))}\n\n`,
             estimatedPromptTokens: () => estimatedPromptTokens(body?.text ?? JSON.stringify(request)),
           }
         : null,
-    tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(request)), outputTokens: request.max_tokens }),
+    tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(sent(false).request)), outputTokens: request.max_tokens }),
   }
 }

@@ -156,7 +156,9 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
   deps.usage.check()
   // One routing table for the whole request, even if a reload swaps it meanwhile.
   const routing = deps.routing()
-  const alias = pricedTargets(caller, servableTargets(resolveAlias(routing, exchange.model), exchange))
+  const resolved = resolveAlias(routing, exchange.model)
+  exchange.checkAlias?.(resolved)
+  const alias = pricedTargets(caller, servableTargets(resolved, exchange))
   record.alias = alias.name
   authorizeAlias(caller, alias)
   const admission = await deps.limiter.admit(caller.key.id, caller.limits, deps.now(), reservationNanos(caller, alias, exchange))
@@ -186,6 +188,7 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     const stream = exchange.stream
     if (stream) {
       const opened = await dispatch(alias, options, (target, attempt) => stream.open(target, attempt))
+      nameDropped(call.headers, deps.headers, exchange.dropped?.(opened.target))
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
       const streamOptions = {
@@ -207,6 +210,7 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     }
     const served = await dispatch(alias, options, (target, attempt) => exchange.complete(target, attempt))
     served.finish('ok')
+    nameDropped(call.headers, deps.headers, exchange.dropped?.(served.target))
     // Counted before the response leaves: a response the client received is always in usage.
     await settle(served.target, served.value.usage, false)
     // A string, not a Response: the framework builds the one Response with every header at once.
@@ -218,6 +222,11 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     await settle(attempts.last, null, true)
     throw error
   }
+}
+
+/** Names in x-svc-dropped what the target that served did not get (hints it cannot use): never a silent drop. */
+function nameDropped(headers: Record<string, string | number>, names: HeaderNames, dropped: readonly string[] | undefined): void {
+  if (dropped && dropped.length > 0) headers[names.dropped] = dropped.join(', ')
 }
 
 /** The usage entry of a settled request; its counters also go to the request's log record. */

@@ -39,7 +39,7 @@ export function upstreamRow(upstream: UpstreamSettings): UpstreamRow {
 }
 
 /** Defaults of the settings that rows written by earlier versions do not hold. */
-const UPSTREAM_OPTION_DEFAULTS: Omit<UpstreamSettings, (typeof UPSTREAM_COLUMNS)[number]> = { maxReasoningEffort: 'high' }
+const UPSTREAM_OPTION_DEFAULTS: Omit<UpstreamSettings, (typeof UPSTREAM_COLUMNS)[number]> = { maxReasoningEffort: 'high', midSystem: 'keep' }
 
 const upstreamOf = ({ options, ...columns }: UpstreamRow): UpstreamSettings => ({ ...UPSTREAM_OPTION_DEFAULTS, ...options, ...columns })
 

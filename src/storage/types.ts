@@ -1,5 +1,6 @@
 import type { KeyStore } from '../auth/keys'
 import type { ConfigStore } from '../config/types'
+import type { ConversationStore } from '../conversations/store'
 import type { QuotaBaseline } from '../limits/limiter'
 import type { UsageReadStore, UsageStore } from '../usage/store'
 
@@ -27,6 +28,8 @@ export interface Stores {
   usage: UsageStore
   usageReads: UsageReadStore
   quotaBaseline: QuotaBaseline
+  /** Anthropic message threads and Responses API conversations kept for their next turn. */
+  conversations: ConversationStore
   /** The database file usage journals sit beside; null when the database is not a local file. */
   journalBase: string | null
   /** Announcements of other processes' writes; null when the database has none (SQLite: polling only). */

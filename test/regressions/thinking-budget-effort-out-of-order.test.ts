@@ -1,5 +1,6 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { effortOfBudget, fromMessagesRequest } from '../../src/wire/anthropic/request-to-chat'
+import { effortOfBudget } from '../../src/wire/anthropic/effort'
+import { fromMessagesRequest } from '../../src/wire/anthropic/request-to-chat'
 import type { MessagesRequest } from '../../src/wire/anthropic/types'
 import { TEST_MS } from '../support/hooks'
 
@@ -43,7 +44,7 @@ describe('thinking budgets map to reasoning_effort in order', () => {
 
   test('a Claude Code-sized budget reaches a default upstream as high, never xhigh', () => {
     expect(fromMessagesRequest(request({ type: 'enabled', budget_tokens: 31_999 }), 'm').reasoning_effort).toBe('high')
-    expect(fromMessagesRequest(request({ type: 'enabled', budget_tokens: 31_999 }), 'm', 'xhigh').reasoning_effort).toBe('xhigh')
+    expect(fromMessagesRequest(request({ type: 'enabled', budget_tokens: 31_999 }), 'm', { maxEffort: 'xhigh' }).reasoning_effort).toBe('xhigh')
     expect(fromMessagesRequest(request(undefined, { output_config: { effort: 'max' } }), 'm').reasoning_effort).toBe('high')
   })
 

@@ -617,7 +617,7 @@ describe('request: Anthropic -> OpenAI (the Messages API over OpenAI-shaped targ
     const cases: [Partial<MessagesRequest>, string, string][] = [
       [{ tools: [{ type: 'web_search_20250305', name: 'web_search' } as never] }, 'unsupported_parameter', 'tools.0.type'],
       [{ mcp_servers: [{ type: 'url', url: 'https://x' }] }, 'unsupported_parameter', 'mcp_servers'],
-      [{ output_config: { format: { type: 'json_schema', schema: {} } } }, 'unsupported_parameter', 'output_config.format'],
+      [{ output_config: { format: { type: 'grammar', grammar: 'x' } } }, 'unsupported_parameter', 'output_config.format.type'],
       [
         { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://x/a.pdf' } }] }] },
         'unsupported_content',

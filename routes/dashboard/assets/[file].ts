@@ -1,7 +1,7 @@
 import { dirname, join } from 'node:path'
 import { Elysia, t } from 'elysia'
-import { notFound } from '../../../src/errors'
 import { defineAdminRoute } from '../../../src/http/admin'
+import { unknownRoute } from '../../../src/http/conventions'
 
 const UPLOT = join(dirname(Bun.resolveSync('uplot/package.json', import.meta.dir)), 'dist')
 const OWN = new URL('../../../src/dashboard', import.meta.url).pathname
@@ -19,7 +19,7 @@ export default defineAdminRoute(() =>
     '',
     ({ params }) => {
       const asset = ASSETS.get(params.file)
-      if (!asset) throw notFound('Unknown route')
+      if (!asset) throw unknownRoute('GET', `/dashboard/assets/${params.file}`)
       return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' } })
     },
     { params: t.Object({ file: t.String() }), detail: { hide: true } },

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path'
 import { Elysia, t } from 'elysia'
-import { notFound } from '../../../src/errors'
+import { unknownRoute } from '../../../src/http/conventions'
 import { defineRoute } from '../../../src/http/route'
 
 /** Swagger UI's own files, served locally so /swagger renders on a machine with no internet. */
@@ -15,7 +15,7 @@ export default defineRoute(() =>
     '',
     ({ params }) => {
       const type = ASSETS.get(params.file)
-      if (!type) throw notFound('Unknown route')
+      if (!type) throw unknownRoute('GET', `/swagger/assets/${params.file}`)
       return new Response(Bun.file(join(DIST, params.file)), {
         headers: { 'content-type': type, 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' },
       })

@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import { defineRoute } from '../../../src/http/route'
+import { modelRecord } from '../../../src/http/model-record'
 import { resolveAlias } from '../../../src/routing/table'
 
 /**
@@ -9,7 +10,7 @@ import { resolveAlias } from '../../../src/routing/table'
  * `/v1/models/{prefix}/{name}`.
  */
 export default defineRoute((gateway) =>
-  new Elysia().get('', ({ params }) => resolveAlias(gateway.routing, params.prefix).model, {
+  new Elysia().get('', ({ params, request }) => modelRecord(resolveAlias(gateway.routing, params.prefix).model, request), {
     params: t.Object({ prefix: t.String() }),
     detail: { hide: true },
   }),

@@ -1,6 +1,6 @@
 import type { UpstreamSettings } from '../../config/types'
 import { toChatCompletion } from '../../wire/anthropic/answer-to-chat'
-import { anthropicCannotServe } from '../../wire/anthropic/cannot-serve'
+import { anthropicCannotServe, droppedFromChat } from '../../wire/anthropic/cannot-serve'
 import { ChunksFromAnthropic } from '../../wire/anthropic/chunks-from-events'
 import { toMessagesRequest } from '../../wire/anthropic/request-from-chat'
 import type { MessageResponse, StreamEvent } from '../../wire/anthropic/types'
@@ -144,6 +144,7 @@ function createAnthropicProvider(settings: UpstreamSettings, context: ProviderCo
 
   return {
     cannotServe: anthropicCannotServe,
+    dropped: droppedFromChat,
     messages,
 
     async complete(request, attempt) {

@@ -21,26 +21,56 @@ function toolToCall(request: ChatRequest): string | null {
   return null
 }
 
+/** `[[tool:NAME {json arguments}]]` in a user message: the mock calls NAME with those arguments (agent loops, offline). */
+const TOOL_DIRECTIVE = /\[\[tool:([\w.:-]+)(?:\s+(\{[\s\S]*?\}))?\]\]/
+
+/**
+ * The call a user message asks the mock for with a tool directive, while no tool result has come
+ * back since that message, and only a tool the request offers; with it, the user text the mock
+ * echoes (the directive taken out).
+ */
+function directedCall(request: ChatRequest): { call: { name: string; args: string } | null; text: string } | null {
+  const at = request.messages.findLastIndex((m) => m.role === 'user' && TOOL_DIRECTIVE.test(messageText(m.content)))
+  if (at === -1) return null
+  const text = messageText(request.messages[at]!.content)
+  const [directive, name, args = '{}'] = TOOL_DIRECTIVE.exec(text)!
+  const answered = request.messages.slice(at + 1).some((m) => m.role === 'tool')
+  const offered = (request.tools ?? []).some((tool) => tool.type === 'function' && (tool as FunctionTool).function.name === name)
+  const echo = text.replace(directive, '').trim()
+  return { call: answered || !offered ? null : { name: name!, args: isJsonObject(args) ? args : '{}' }, text: echo }
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
 interface MockAnswer {
   content: string | null
-  tool: { id: string; name: string } | null
+  tool: { id: string; name: string; args: string } | null
   usage: Usage
 }
 
 function answerOf(request: ChatRequest): MockAnswer {
   const prompt = request.messages.reduce((sum, m) => sum + countWords(messageText(m.content)), 0)
-  const tool = toolToCall(request)
+  const directed = directedCall(request)
+  const forced = toolToCall(request)
+  const tool = forced !== null ? { name: forced, args: '{}' } : (directed?.call ?? null)
   if (tool !== null) {
     // Deterministic: the id counts the calls already in the conversation.
     const calls = request.messages.reduce((sum, m) => sum + (m.tool_calls?.length ?? 0), 0)
     return {
       content: null,
-      tool: { id: `call_mock_${calls + 1}`, name: tool },
+      tool: { id: `call_mock_${calls + 1}`, ...tool },
       usage: { prompt_tokens: prompt, completion_tokens: 1, total_tokens: prompt + 1 },
     }
   }
   const lastUser = request.messages.findLast((m) => m.role === 'user')
-  const content = lastUser ? messageText(lastUser.content) : ''
+  const content = directed?.text ?? (lastUser ? messageText(lastUser.content) : '')
   const completion = countWords(content)
   return { content, tool: null, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }
 }
@@ -74,7 +104,8 @@ const wrongModel = (model: string, serves: string): Unsupported => ({
 
 /**
  * In-process, deterministic, offline. Model `echo` answers with the last user message, or calls the
- * tool it is made to; model `embed` returns deterministic embeddings.
+ * tool it is made to (a forcing tool_choice, or a `[[tool:NAME {args}]]` directive in the user's
+ * text); model `embed` returns deterministic embeddings.
  */
 function createMockProvider(): Provider {
   return {
@@ -98,7 +129,7 @@ function createMockProvider(): Provider {
     async complete(request) {
       const answer = answerOf(request)
       const message: AssistantMessage = { role: 'assistant', content: answer.content, refusal: null }
-      if (answer.tool) message.tool_calls = [{ id: answer.tool.id, type: 'function', function: { name: answer.tool.name, arguments: '{}' } }]
+      if (answer.tool) message.tool_calls = [{ id: answer.tool.id, type: 'function', function: { name: answer.tool.name, arguments: answer.tool.args } }]
       const completion: ChatCompletion = {
         id: completionId(),
         object: 'chat.completion',
@@ -124,9 +155,9 @@ function createMockProvider(): Provider {
       async function* chunks(): AsyncGenerator<StreamChunk[]> {
         yield [chunk({ role: 'assistant', content: '' }, null)]
         if (answer.tool) {
-          const { id: callId, name } = answer.tool
+          const { id: callId, name, args } = answer.tool
           yield [chunk({ tool_calls: [{ index: 0, id: callId, type: 'function', function: { name, arguments: '' } }] }, null)]
-          yield [chunk({ tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, null)]
+          yield [chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null)]
         } else {
           // Word by word, keeping the whitespace that follows each word so the pieces join back exactly.
           for (const piece of answer.content?.match(/\S+\s*|\s+/g) ?? []) yield [chunk({ content: piece }, null)]

@@ -1,5 +1,6 @@
 import type { Stores } from '../types'
 import { PgConfigStore } from './config'
+import { PgConversationStore } from './conversations'
 import { PgKeyStore } from './keys'
 import { CHANGES_CHANNEL, guarded, openPostgres, type PostgresOptions } from './open'
 import { pgQuotaBaseline } from './quota-baseline'
@@ -16,6 +17,7 @@ export async function openPostgresStores(url: string, options: PostgresOptions):
     usage: new PgUsageStore(db),
     usageReads: new PgUsageReads(db),
     quotaBaseline: pgQuotaBaseline(db),
+    conversations: new PgConversationStore(db),
     journalBase: null,
     changes: {
       // postgres.js listens on a connection of its own and listens again after a reconnect.

@@ -1,5 +1,6 @@
 import type { Stores } from '../types'
 import { SqliteConfigStore } from './config'
+import { SqliteConversationStore } from './conversations'
 import { SqliteKeyStore } from './keys'
 import { openSqlite } from './open'
 import { sqliteQuotaBaseline } from './quota-baseline'
@@ -17,6 +18,7 @@ export function openSqliteStores(path: string): Stores {
     usage: new SqliteUsageStore(database.db),
     usageReads: new SqliteUsageReads(database.db),
     quotaBaseline: sqliteQuotaBaseline(database.db),
+    conversations: new SqliteConversationStore(database.db),
     journalBase: database.path,
     changes: null,
     ping: async () => void ping.get(),

@@ -2,7 +2,7 @@
 import type { Unsupported } from '../../errors'
 import type * as OpenAI from '../openai/types'
 import type * as Anthropic from './types'
-import { cannot, DATA_URL, HTTP_URL, IMAGE_TYPES, THINKING_BUDGETS } from './common'
+import { BILLING_HEADER, cannot, DATA_URL, HTTP_URL, IMAGE_TYPES, THINKING_BUDGETS } from './common'
 
 /** OpenAI fields a Messages request has no room for and that change nothing the caller gets back: dropped. */
 export const DROPPED_FIELDS = new Set([
@@ -115,7 +115,7 @@ export function anthropicCannotServe(request: OpenAI.ChatRequest): Unsupported |
 }
 
 /** Anthropic fields an OpenAI request has no room for and that change nothing the caller gets back: dropped. */
-export const DROPPED_MESSAGES_FIELDS = new Set(['top_k', 'context_management', 'service_tier'])
+export const DROPPED_MESSAGES_FIELDS = new Set(['top_k', 'context_management', 'service_tier', 'cache_control', 'prompt_cache_key'])
 
 /** Anthropic fields translated below. */
 const TRANSLATED_MESSAGES_FIELDS = new Set([
@@ -132,17 +132,23 @@ const TRANSLATED_MESSAGES_FIELDS = new Set([
   'thinking',
   'stream',
   'output_config',
+  // A message thread is the gateway's to hold for these targets: the history is rebuilt before translation.
+  'thread',
 ])
 
-const BLOCK_TYPES_BY_ROLE: Readonly<Record<'user' | 'assistant', ReadonlySet<string>>> = {
+const BLOCK_TYPES_BY_ROLE: Readonly<Record<'user' | 'assistant' | 'system', ReadonlySet<string>>> = {
   user: new Set(['text', 'image', 'document', 'tool_result']),
   assistant: new Set(['text', 'tool_use', 'thinking', 'redacted_thinking']),
+  system: new Set(['text']),
 }
+
+/** What a tool result may hold for an OpenAI tool message (text only): text, and a tool search's references to tools. */
+const TOOL_RESULT_BLOCK_TYPES = new Set(['text', 'tool_reference'])
 
 function blockProblem(
   block: { type?: unknown; source?: { type?: unknown; media_type?: unknown } },
   param: string,
-  role: 'user' | 'assistant',
+  role: 'user' | 'assistant' | 'system',
 ): Unsupported | null {
   const type = typeof block.type === 'string' ? block.type : ''
   if (!BLOCK_TYPES_BY_ROLE[role].has(type))
@@ -165,9 +171,9 @@ export function openaiCannotServe(request: Anthropic.MessagesRequest): Unsupport
     if (value === null || value === undefined || TRANSLATED_MESSAGES_FIELDS.has(field) || DROPPED_MESSAGES_FIELDS.has(field)) continue
     return cannot('unsupported_parameter', field, `An OpenAI-compatible upstream cannot serve "${field}" as sent`)
   }
-  const format = (request.output_config as { format?: unknown } | undefined)?.format
-  if (format !== undefined)
-    return cannot('unsupported_parameter', 'output_config.format', 'Structured output is not translated for OpenAI-compatible upstreams')
+  const format = (request.output_config as { format?: { type?: unknown } } | undefined)?.format
+  if (format !== undefined && format.type !== 'json_schema')
+    return cannot('unsupported_parameter', 'output_config.format.type', 'OpenAI-compatible upstreams take structured output as a JSON schema only')
   for (const [i, message] of request.messages.entries()) {
     if (!Array.isArray(message.content)) continue
     for (const [j, block] of message.content.entries()) {
@@ -175,7 +181,8 @@ export function openaiCannotServe(request: Anthropic.MessagesRequest): Unsupport
       if (problem) return problem
       if (block.type === 'tool_result' && Array.isArray(block.content)) {
         for (const [k, inner] of block.content.entries()) {
-          if (inner.type !== 'text') return cannot('unsupported_content', `messages.${i}.content.${j}.content.${k}`, 'OpenAI tool results carry text only')
+          if (!TOOL_RESULT_BLOCK_TYPES.has(inner.type))
+            return cannot('unsupported_content', `messages.${i}.content.${j}.content.${k}`, 'OpenAI tool results carry text only')
         }
       }
     }
@@ -187,3 +194,36 @@ export function openaiCannotServe(request: Anthropic.MessagesRequest): Unsupport
   }
   return null
 }
+
+/** Whether a Messages request carries a cache_control hint anywhere: at the top, on a system block, a message block or a tool. */
+function hasCacheControl(request: Anthropic.MessagesRequest): boolean {
+  const marked = (block: unknown) => typeof block === 'object' && block !== null && (block as { cache_control?: unknown }).cache_control != null
+  if (request.cache_control != null) return true
+  if (Array.isArray(request.system) && request.system.some(marked)) return true
+  if ((request.tools ?? []).some(marked)) return true
+  for (const message of request.messages) {
+    if (!Array.isArray(message.content)) continue
+    for (const block of message.content) {
+      if (marked(block)) return true
+      if (block.type === 'tool_result' && Array.isArray(block.content) && block.content.some(marked)) return true
+    }
+  }
+  return false
+}
+
+/**
+ * The hints of a Messages request an OpenAI-shaped target cannot use, which the translation leaves
+ * out: named in the answer's x-svc-dropped header, never dropped silently.
+ */
+export function droppedFromMessages(request: Anthropic.MessagesRequest): string[] {
+  const dropped: string[] = []
+  for (const field of DROPPED_MESSAGES_FIELDS) if (field !== 'cache_control' && request[field] != null) dropped.push(field)
+  if (hasCacheControl(request)) dropped.push('cache_control')
+  const system = request.system
+  if (Array.isArray(system) && system.some((block) => block.type === 'text' && block.text.startsWith(BILLING_HEADER)))
+    dropped.push('x-anthropic-billing-header')
+  return dropped
+}
+
+/** The fields of a chat request Anthropic has no room for, which the translation leaves out: named in x-svc-dropped. */
+export const droppedFromChat = (request: OpenAI.ChatRequest): string[] => [...DROPPED_FIELDS].filter((field) => request[field] != null)

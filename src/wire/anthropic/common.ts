@@ -37,3 +37,6 @@ export function toolInputOf(args: string): Record<string, unknown> {
   } catch {}
   return { _raw_arguments: args }
 }
+
+/** Claude Code's attribution block: meaningful to Anthropic alone, and it would keep other upstreams' prefix caches cold. */
+export const BILLING_HEADER = 'x-anthropic-billing-header:'

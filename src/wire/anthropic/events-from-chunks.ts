@@ -16,21 +16,38 @@ export const sseEvent = (event: Anthropic.StreamEvent): string => `event: ${even
  * upstreams may interleave the fragments of parallel calls, which Anthropic's one-block-at-a-time
  * sequence cannot carry, and no fragment may be lost.
  */
+/** How the translated stream is named, sized and signed. */
+export interface StreamOptions {
+  /** The message's id (`msg_` and the request id); default: `msg_` and the first chunk's id. */
+  id?: string
+  /** What message_start says of the input: an estimate, as the exact count comes only at the end. */
+  inputTokens?: number
+  /** Signs thinking made from reasoning, so it can come back (see signature.ts). */
+  sign?(thinking: string): string
+}
+
 export class EventsFromChunks {
   private started = false
   private index = -1
   private open: 'text' | 'thinking' | null = null
   private readonly calls = new Map<number, { id: string; name: string; args: string }>()
   private finish: string | null = null
+  /** The open thinking block's text, while it has no signature: the gateway signs it when the block closes. */
+  private unsigned: string | null = null
   /** The usage the chunks reported (OpenAI's shape: what the gateway counts). */
   usage: OpenAI.Usage | null = null
 
   constructor(
     /** The model name the events carry (the caller's alias). */
     private readonly model: string,
+    private readonly options: StreamOptions = {},
   ) {}
 
   private close(out: Anthropic.StreamEvent[]): void {
+    if (this.open === 'thinking' && this.unsigned !== null && this.options.sign) {
+      out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'signature_delta', signature: this.options.sign(this.unsigned) } })
+    }
+    this.unsigned = null
     if (this.open !== null) out.push({ type: 'content_block_stop', index: this.index })
     this.open = null
   }
@@ -50,14 +67,14 @@ export class EventsFromChunks {
     if (!this.started) {
       this.started = true
       const message: Anthropic.MessageResponse = {
-        id: chunk.id,
+        id: this.options.id ?? `msg_${chunk.id}`,
         type: 'message',
         role: 'assistant',
         model: this.model,
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 },
+        usage: { input_tokens: this.options.inputTokens ?? 0, output_tokens: 0 },
       }
       out.push({ type: 'message_start', message })
     }
@@ -67,6 +84,7 @@ export class EventsFromChunks {
     const delta = choice.delta ?? {}
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
       this.ensure('thinking', out)
+      this.unsigned = (this.unsigned ?? '') + delta.reasoning_content
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } })
     }
     for (const block of delta.thinking_blocks ?? []) {
@@ -77,7 +95,10 @@ export class EventsFromChunks {
           out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: block.thinking } })
         }
         this.ensure('thinking', out)
-        if (block.signature) out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'signature_delta', signature: block.signature } })
+        if (block.signature) {
+          out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'signature_delta', signature: block.signature } })
+          this.unsigned = null
+        }
         this.close(out)
       } else {
         this.close(out)

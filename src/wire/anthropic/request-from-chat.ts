@@ -3,6 +3,7 @@ import { invalidRequest } from '../../errors'
 import type * as OpenAI from '../openai/types'
 import type * as Anthropic from './types'
 import { DATA_URL, DEFAULT_MAX_TOKENS, JSON_TOOL, type RequestShape, THINKING_BUDGETS } from './common'
+import { isGatewaySignature } from './signature'
 
 function imageBlock(url: string): Anthropic.ImageBlock {
   const data = DATA_URL.exec(url)
@@ -62,8 +63,12 @@ const toolUseId = (id: string) => id.replace(/[^A-Za-z0-9_-]/g, '_')
 
 function assistantBlocks(message: OpenAI.ChatMessage, i: number): Anthropic.ContentBlock[] {
   const blocks: Anthropic.ContentBlock[] = []
-  // Signed thinking goes back first, unchanged: Anthropic checks it when tools were used.
-  for (const block of message.thinking_blocks ?? []) blocks.push(block.type === 'thinking' ? { ...block } : { type: 'redacted_thinking', data: block.data })
+  // Signed thinking goes back first, unchanged: Anthropic checks it when tools were used. Thinking
+  // the gateway signed came from another model: Anthropic would refuse it, so it is not sent.
+  for (const block of message.thinking_blocks ?? []) {
+    if (block.type === 'redacted_thinking') blocks.push({ type: 'redacted_thinking', data: block.data })
+    else if (!isGatewaySignature(block.signature)) blocks.push({ ...block })
+  }
   blocks.push(...contentBlocks(message.content))
   for (const [j, call] of (message.tool_calls ?? []).entries()) {
     blocks.push({
@@ -91,26 +96,28 @@ function toolResult(message: OpenAI.ChatMessage, id: string): Anthropic.ToolResu
 }
 
 /**
- * OpenAI messages as Anthropic turns: system and developer messages become `system`; tool results
- * become `tool_result` blocks in a user turn, and consecutive tool messages, with a user message
- * right after them, share one user turn, tool results first; neighbours of the same role merge,
- * since Anthropic wants user and assistant to alternate.
+ * OpenAI messages as Anthropic turns: the leading system and developer messages become `system`,
+ * later ones stay in place as `system` messages; tool results become `tool_result` blocks in a user
+ * turn, and consecutive tool messages, with a user message right after them, share one user turn,
+ * tool results first; neighbours of the same role merge, since Anthropic wants user and assistant
+ * to alternate.
  */
 function toTurns(messages: OpenAI.ChatMessage[]): { system: Anthropic.TextBlock[]; turns: Anthropic.Message[] } {
   const system: Anthropic.TextBlock[] = []
-  const turns: { role: 'user' | 'assistant'; content: Anthropic.ContentBlock[] }[] = []
+  const turns: Anthropic.Message[] = []
   // Legacy function messages name no call id: each answers the latest function_call.
   let lastFunctionCall = -1
   const push = (role: 'user' | 'assistant', blocks: Anthropic.ContentBlock[]) => {
     const previous = turns.at(-1)
-    if (previous?.role === role) previous.content.push(...blocks)
+    if (previous?.role === role) (previous.content as Anthropic.ContentBlock[]).push(...blocks)
     else turns.push({ role, content: blocks })
   }
   for (const [i, message] of messages.entries()) {
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(...(contentBlocks(message.content) as Anthropic.TextBlock[]))
+        if (turns.length === 0) system.push(...(contentBlocks(message.content) as Anthropic.TextBlock[]))
+        else turns.push({ role: 'system', content: contentBlocks(message.content) })
         break
       case 'assistant':
         if (message.function_call) lastFunctionCall = i

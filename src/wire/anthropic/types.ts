@@ -42,9 +42,16 @@ export interface ToolUseBlock {
 export interface ToolResultBlock {
   type: 'tool_result'
   tool_use_id: string
-  content?: string | (TextBlock | ImageBlock | DocumentBlock)[]
+  content?: string | (TextBlock | ImageBlock | DocumentBlock | ToolReferenceBlock)[]
   is_error?: boolean
   cache_control?: CacheControl
+}
+
+/** A tool search's result: a tool the model may now call (Claude Code's ToolSearch). */
+export interface ToolReferenceBlock {
+  type: 'tool_reference'
+  tool_name: string
+  [field: string]: unknown
 }
 
 export interface ThinkingBlock {
@@ -61,7 +68,8 @@ export interface RedactedThinkingBlock {
 export type ContentBlock = TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
 
 export interface Message {
-  role: 'user' | 'assistant'
+  /** `system`: a system message in the conversation (Claude Code sends its environment this way). */
+  role: 'user' | 'assistant' | 'system'
   content: string | ContentBlock[]
 }
 
@@ -91,7 +99,7 @@ export interface MessagesRequest {
   metadata?: { user_id?: string }
   tools?: Tool[]
   tool_choice?: ToolChoice
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' }
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' } | { type: 'disabled' }
   stream?: boolean
   [field: string]: unknown
 }

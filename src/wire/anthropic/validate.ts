@@ -52,9 +52,11 @@ function checkBlocks(blocks: unknown, param: string): void {
  * (`messages.1.content.0.tool_use_id`). Only what is structurally wrong is refused.
  */
 export function checkMessagesRequest(request: MessagesRequest): void {
+  const continues = (request.thread as { type?: unknown } | undefined)?.type === 'continue'
+  if (request.messages.length === 0 && !continues) throw refuse('messages', 'must be a non-empty array of messages')
   for (const [i, message] of request.messages.entries()) {
     const at = `messages.${i}`
-    if (message.role !== 'user' && message.role !== 'assistant') throw refuse(`${at}.role`, 'must be user or assistant')
+    if (message.role !== 'user' && message.role !== 'assistant' && message.role !== 'system') throw refuse(`${at}.role`, 'must be user, assistant or system')
     if (!isString(message.content)) checkBlocks(message.content, `${at}.content`)
   }
   if (request.system !== undefined && !isString(request.system)) checkBlocks(request.system, 'system')

@@ -1,0 +1,158 @@
+import { and, eq, gt, isNull, lte, or } from 'drizzle-orm'
+import { conversations } from '../../../db/schema'
+import {
+  type ClaimOutcome,
+  type ConversationKind,
+  type ConversationRecord,
+  type ConversationStore,
+  encodeRecord,
+  MAX_CHAIN_BYTES,
+  MAX_CHAIN_TURNS,
+  PRUNE_BATCH,
+  type RecordHead,
+  type RecordRef,
+  type StoredRecord,
+  wholeChain,
+} from '../../conversations/store'
+import type { Db } from './open'
+
+type Row = typeof conversations.$inferSelect
+
+const head = {
+  keyId: conversations.keyId,
+  id: conversations.id,
+  kind: conversations.kind,
+  upstream: conversations.upstream,
+  parentId: conversations.parentId,
+  createdAt: conversations.createdAt,
+  expiresAt: conversations.expiresAt,
+  size: conversations.size,
+  continuedBy: conversations.continuedBy,
+}
+
+const headOf = (row: Omit<Row, 'request' | 'answer' | 'claimedUntil'>): RecordHead => ({ ...row, kind: row.kind as ConversationKind })
+
+const recordOf = ({ request, answer, claimedUntil: _, ...row }: Row): StoredRecord => ({
+  ...headOf(row),
+  request: JSON.parse(request),
+  answer: JSON.parse(answer),
+})
+
+const refIs = (ref: RecordRef) => and(eq(conversations.keyId, ref.keyId), eq(conversations.id, ref.id))
+const live = (ref: RecordRef, now: number) => and(refIs(ref), gt(conversations.expiresAt, now))
+
+/**
+ * A record and the turns before it, walking `parent_id` up one key, nearest first: one primary-key
+ * lookup per turn, each row read once. Bounded in turns and bytes, so a cycle (an id reused by its
+ * own descendant) or a huge history stops the walk.
+ */
+const CHAIN = `
+  WITH RECURSIVE chain(keyId, id, kind, upstream, parentId, request, answer, size, createdAt, expiresAt, continuedBy, depth, total) AS (
+    SELECT key_id, id, kind, upstream, parent_id, request, answer, size, created_at, expires_at, continued_by, 1, size
+    FROM conversations WHERE key_id = $key AND id = $id AND expires_at > $now
+    UNION ALL
+    SELECT c.key_id, c.id, c.kind, c.upstream, c.parent_id, c.request, c.answer, c.size, c.created_at, c.expires_at, c.continued_by,
+           chain.depth + 1, chain.total + c.size
+    FROM chain JOIN conversations c ON c.key_id = $key AND c.id = chain.parentId
+    WHERE chain.depth < $turns AND chain.total <= $bytes AND c.expires_at > $now
+  )
+  SELECT keyId, id, kind, upstream, parentId, request, answer, size, createdAt, expiresAt, continuedBy, NULL AS claimedUntil FROM chain ORDER BY depth`
+
+/**
+ * Extends the live ancestors of a new record (from its parent up) that expire before it. Each
+ * ancestor outlives its descendants, so the first that already lives long enough ends the walk.
+ */
+const EXTEND = `
+  WITH RECURSIVE up(id, parent_id, depth) AS (
+    SELECT id, parent_id, 1 FROM conversations WHERE key_id = $key AND id = $id AND expires_at > $now AND expires_at < $until
+    UNION ALL
+    SELECT c.id, c.parent_id, up.depth + 1
+    FROM up JOIN conversations c ON c.key_id = $key AND c.id = up.parent_id
+    WHERE up.depth < $turns AND c.expires_at > $now AND c.expires_at < $until
+  )
+  UPDATE conversations SET expires_at = $until WHERE key_id = $key AND id IN (SELECT id FROM up)`
+
+/** The conversation store on SQLite: every read and write goes through the (key_id, id) primary key. */
+export class SqliteConversationStore implements ConversationStore {
+  private readonly chainQuery
+  private readonly extendAncestors
+  private readonly prune
+
+  constructor(private readonly db: Db) {
+    this.chainQuery = db.$client.query<Row, Record<string, string | number>>(CHAIN)
+    this.extendAncestors = db.$client.query<never, Record<string, string | number>>(EXTEND)
+    this.prune = db.$client.query<never, { now: number; batch: number }>(
+      `DELETE FROM conversations WHERE rowid IN (SELECT rowid FROM conversations WHERE expires_at <= $now LIMIT $batch)`,
+    )
+  }
+
+  async put(record: ConversationRecord): Promise<boolean> {
+    const encoded = encodeRecord(record)
+    if (encoded === null) return false
+    const row: Row = { ...record, ...encoded, continuedBy: null, claimedUntil: null }
+    this.db.transaction((tx) => {
+      tx.insert(conversations)
+        .values(row)
+        .onConflictDoUpdate({ target: [conversations.keyId, conversations.id], set: row })
+        .run()
+      if (record.parentId === null) return
+      const parent = { keyId: record.keyId, id: record.parentId }
+      tx.update(conversations).set({ continuedBy: record.id, claimedUntil: null }).where(refIs(parent)).run()
+      // A history is only as alive as its oldest turn: the turns before this one live as long as it does.
+      this.extendAncestors.run({ key: record.keyId, id: record.parentId, now: record.createdAt, until: record.expiresAt, turns: MAX_CHAIN_TURNS })
+    })
+    return true
+  }
+
+  async get(ref: RecordRef, now: number): Promise<StoredRecord | null> {
+    const row = this.db.select().from(conversations).where(live(ref, now)).get()
+    return row ? recordOf(row) : null
+  }
+
+  async head(ref: RecordRef, now: number): Promise<RecordHead | null> {
+    const row = this.db.select(head).from(conversations).where(live(ref, now)).get()
+    return row ? headOf(row) : null
+  }
+
+  async chain(ref: RecordRef, now: number): Promise<StoredRecord[] | null> {
+    const rows = this.chainQuery.all({ key: ref.keyId, id: ref.id, now, turns: MAX_CHAIN_TURNS, bytes: MAX_CHAIN_BYTES })
+    return wholeChain(rows.map(recordOf))
+  }
+
+  async claim(ref: RecordRef, now: number, until: number): Promise<ClaimOutcome> {
+    const taken = this.db
+      .update(conversations)
+      .set({ claimedUntil: until })
+      .where(
+        and(
+          live(ref, now),
+          isNull(conversations.upstream),
+          isNull(conversations.continuedBy),
+          or(isNull(conversations.claimedUntil), lte(conversations.claimedUntil, now)),
+        ),
+      )
+      .returning({ id: conversations.id })
+      .get()
+    if (taken) return 'claimed'
+    const found = this.db.select({ continuedBy: conversations.continuedBy, upstream: conversations.upstream }).from(conversations).where(live(ref, now)).get()
+    // A record an upstream holds has nothing here to continue from.
+    if (!found || found.upstream !== null) return 'missing'
+    return found.continuedBy !== null ? 'continued' : 'in_flight'
+  }
+
+  async release(ref: RecordRef, until: number): Promise<void> {
+    this.db
+      .update(conversations)
+      .set({ claimedUntil: null })
+      .where(and(refIs(ref), eq(conversations.claimedUntil, until)))
+      .run()
+  }
+
+  async delete(ref: RecordRef): Promise<boolean> {
+    return this.db.delete(conversations).where(refIs(ref)).returning({ id: conversations.id }).all().length > 0
+  }
+
+  async pruneExpired(now: number): Promise<number> {
+    return this.prune.run({ now, batch: PRUNE_BATCH }).changes
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * What every real-client test shares: a gateway process (spawned as in production, `bun
+ * src/main.ts`) in front of a fake Anthropic upstream, a fake OpenAI-compatible upstream and the
+ * mock, behind the aliases the docs pages under docs/clients/ use:
+ *
+ * | alias             | target                                                      |
+ * | ----------------- | ----------------------------------------------------------- |
+ * | `anthropic/smart` | the fake Anthropic upstream, model `claude-sonnet-4-5`      |
+ * | `anthropic/fast`  | the fake Anthropic upstream, model `claude-haiku-4-5`       |
+ * | `anthropic/gpt`   | the fake OpenAI-compatible upstream, model `gpt-4o`          |
+ * | `local/echo`      | the built-in mock                                           |
+ *
+ * One gateway per test file, reused by its tests; everything binds 127.0.0.1.
+ */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT, tempDir, writeConfig } from '../support/gateway'
+import { type GatewayProcess, spawnGateway } from '../support/process'
+import { fakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../support/fakes/anthropic'
+import { fakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../support/fakes/openai'
+import type { RecordedCall } from '../support/fakes/common'
+
+export const ALIASES = { anthropic: 'anthropic/smart', anthropicFast: 'anthropic/fast', openai: 'anthropic/gpt', mock: 'local/echo' } as const
+
+export interface ClientsGateway {
+  gateway: GatewayProcess
+  /** The gateway's root, e.g. `http://127.0.0.1:41234` (no `/v1`). */
+  url: string
+  /** A gateway key (tier `t`, generous limits). */
+  key: string
+  anthropic: FakeAnthropic
+  openai: FakeOpenAI
+  /** Stops the gateway and the fakes, removes the temp dir. */
+  stop(): Promise<void>
+}
+
+export interface ClientsGatewayOptions {
+  anthropic?: FakeAnthropicOptions
+  openai?: FakeOpenAIOptions
+  /** More upstreams and aliases, in TOML, appended to the config. */
+  extraToml?: (fakes: { anthropic: FakeAnthropic; openai: FakeOpenAI }) => string
+  /** Fakes of its own to stop with the rest. */
+  others?: { stop(): void }[]
+}
+
+export const FAKE_ANTHROPIC_KEY = 'sk-ant-fake-upstream-key'
+export const FAKE_OPENAI_KEY = 'sk-openai-fake-upstream-key'
+
+export async function startClientsGateway(options: ClientsGatewayOptions = {}): Promise<ClientsGateway> {
+  const dir = tempDir('chatgate-clients-')
+  const anthropic = fakeAnthropic({ apiKey: FAKE_ANTHROPIC_KEY, ...options.anthropic })
+  const openai = fakeOpenAI({ apiKey: FAKE_OPENAI_KEY, ...options.openai })
+  const config = writeConfig(
+    dir.path,
+    `
+[tiers.t]
+requests_per_minute = 10000
+tokens_per_minute = 100000000
+max_concurrent = 64
+
+[upstreams.claude]
+kind = "anthropic"
+base_url = "${anthropic.url}"
+api_key_env = "FAKE_ANTHROPIC_KEY"
+max_retries = 0
+
+[upstreams.gpt]
+kind = "openai"
+base_url = "${openai.url}"
+api_key_env = "FAKE_OPENAI_KEY"
+max_retries = 0
+
+[upstreams.local]
+kind = "mock"
+
+[aliases."${ALIASES.anthropic}"]
+targets = [{ upstream = "claude", model = "claude-sonnet-4-5" }]
+
+[aliases."${ALIASES.anthropicFast}"]
+targets = [{ upstream = "claude", model = "claude-haiku-4-5" }]
+
+[aliases."${ALIASES.openai}"]
+targets = [{ upstream = "gpt", model = "gpt-4o" }]
+
+[aliases."${ALIASES.mock}"]
+targets = [{ upstream = "local", model = "echo" }]
+${options.extraToml?.({ anthropic, openai }) ?? ''}
+`,
+  )
+  let gateway: GatewayProcess
+  try {
+    gateway = await spawnGateway(
+      {
+        GATEWAY_DB: join(dir.path, 'gateway.sqlite'),
+        GATEWAY_CONFIG: config,
+        FAKE_ANTHROPIC_KEY,
+        FAKE_OPENAI_KEY,
+        GATEWAY_SECRET: 'clients-test-secret-0123456789abcdef0123456789',
+      },
+      { expectFirstKey: true },
+    )
+  } catch (error) {
+    anthropic.stop()
+    openai.stop()
+    for (const other of options.others ?? []) other.stop()
+    dir[Symbol.dispose]()
+    throw error
+  }
+  return {
+    gateway,
+    url: gateway.url.replace(/\/$/, ''),
+    key: gateway.firstKey!,
+    anthropic,
+    openai,
+    async stop() {
+      await gateway.stop()
+      anthropic.stop()
+      openai.stop()
+      for (const other of options.others ?? []) other.stop()
+      dir[Symbol.dispose]()
+    },
+  }
+}
+
+/** A docs page under docs/clients/. */
+export const docPage = (name: string): string => readFileSync(join(ROOT, 'docs', 'clients', name), 'utf8')
+
+/**
+ * The code blocks of a docs page in a language (`sh`, `ts`...), in order. A block whose opening fence
+ * line carries a tag (```ts verified-name) can be picked by that tag.
+ */
+export function docBlocks(page: string, lang: string): { tag: string; code: string }[] {
+  const blocks: { tag: string; code: string }[] = []
+  const fence = /^```(\S+)[^\S\n]*([^\n]*)\n([\s\S]*?)^```$/gm
+  for (const match of page.matchAll(fence)) if (match[1] === lang) blocks.push({ tag: match[2]!.trim(), code: match[3]! })
+  return blocks
+}
+
+/** The one block with this tag. */
+export function docBlock(page: string, lang: string, tag: string): string {
+  const found = docBlocks(page, lang).filter((block) => block.tag === tag)
+  if (found.length !== 1) throw new Error(`expected one \`\`\`${lang} ${tag} block in the docs page, found ${found.length}`)
+  return found[0]!.code
+}
+
+/** The docs pages write the gateway as it runs by default; a test's gateway listens elsewhere. */
+export const DOCS_GATEWAY_URL = 'http://127.0.0.1:8080'
+
+/**
+ * Runs a TypeScript snippet from a docs page as a user would paste it into a file of their project
+ * (bun, from the repository root so its packages resolve), with the gateway's URL in place of the
+ * default one and the key in CHATGATE_KEY. Returns its exit code and output.
+ */
+export async function runSnippet(code: string, gatewayUrl: string, key: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const source = code.replaceAll(DOCS_GATEWAY_URL, gatewayUrl)
+  const proc = Bun.spawn(['bun', '-e', source], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CHATGATE_KEY: key },
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stdin: 'ignore',
+  })
+  const [stdout, stderr, exit] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+  return { code: exit, stdout, stderr }
+}
+
+/**
+ * A fetch that records what a client sent (method, URL, headers, JSON body) and what came back
+ * (status and headers), for the SDK clients that take a `fetch` option.
+ */
+export interface Exchange {
+  method: string
+  url: string
+  headers: Headers
+  body: any
+  status: number
+  responseHeaders: Headers
+  /** The body of an error answer (status 400 and above); null otherwise. */
+  errorBody: string | null
+}
+
+export function recordingFetch(): { fetch: typeof fetch; exchanges: Exchange[] } {
+  const exchanges: Exchange[] = []
+  const recording = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request ? new Request(input, init) : new Request(String(input), init)
+    const text = request.method === 'GET' ? '' : await request.clone().text()
+    let body: unknown = null
+    try {
+      body = text ? JSON.parse(text) : null
+    } catch {
+      body = text
+    }
+    const response = await fetch(request)
+    const errorBody = response.status >= 400 ? await response.clone().text() : null
+    exchanges.push({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body,
+      status: response.status,
+      responseHeaders: response.headers,
+      errorBody,
+    })
+    return response
+  }
+  return { fetch: recording as typeof fetch, exchanges }
+}
+
+/** Runs `check`; if it throws, throws again with `context()` (what was sent, what came back) appended. */
+export async function explained<T>(check: () => Promise<T>, context: () => string): Promise<T> {
+  try {
+    return await check()
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    throw new Error(`${message}\n--- context\n${context()}`)
+  }
+}
+
+/** One line per exchange: status, method, URL, and the body's shape (thread, roles, tools). */
+export function describeExchanges(exchanges: Exchange[]): string {
+  return exchanges
+    .map((e) => {
+      const body = e.body ?? {}
+      const shape = {
+        thread: body.thread,
+        roles: body.messages?.map(
+          (m: { role: string; content: unknown }) =>
+            `${m.role}:${Array.isArray(m.content) ? m.content.map((b: { type: string }) => b.type).join('+') : 'text'}`,
+        ),
+        tools: body.tools?.map((t: { name: string }) => t.name),
+        system: body.system === undefined ? undefined : 'yes',
+      }
+      return `${e.status} ${e.method} ${e.url} ${JSON.stringify(shape)} beta=${e.headers.get('anthropic-beta')}${e.errorBody ? `\n    answer: ${e.errorBody}` : ''}`
+    })
+    .join('\n')
+}
+
+/** One line per call an upstream fake received: path, and the body's thread, roles and tools. */
+export function describeCalls(calls: RecordedCall[]): string {
+  return calls
+    .map((call) => {
+      const body = call.body ?? {}
+      const roles = body.messages?.map(
+        (m: { role: string; content: unknown; tool_calls?: unknown[] }) =>
+          `${m.role}:${Array.isArray(m.content) ? m.content.map((b: { type: string }) => b.type).join('+') : typeof m.content}${m.tool_calls ? '+tool_calls' : ''}`,
+      )
+      const tools = body.tools?.map((t: { name?: string; function?: { name: string } }) => t.name ?? t.function?.name)
+      return `${call.method} ${call.path}${call.search} ${JSON.stringify({ thread: body.thread, roles, tools, system: body.system === undefined ? undefined : 'yes' })}`
+    })
+    .join('\n')
+}
