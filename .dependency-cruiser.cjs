@@ -38,6 +38,21 @@ module.exports = {
       to: { path: SRC, pathNot: ['^src/wire/', '^src/errors\\.ts$'] },
     },
     {
+      name: 'dialects-apart',
+      severity: 'error',
+      comment:
+        'A dialect folder (src/wire/<dialect>/) imports nothing from another dialect folder: translations meet in the pivot (src/wire/pivot/, the internal form), so adding a dialect touches no other.',
+      from: { path: '^src/wire/([^/]+)/' },
+      to: { path: '^src/wire/', pathNot: ['^src/wire/$1/', '^src/wire/pivot/', '^src/wire/json-text\\.ts$'] },
+    },
+    {
+      name: 'wire-knows-no-http-storage-or-limits',
+      severity: 'error',
+      comment: 'Wire formats know nothing of HTTP, storage or limits: no framework, no driver, no database, no limiter.',
+      from: { path: '^src/wire/' },
+      to: { path: ['^src/(http|storage|limits|serve|routing|usage)/', 'elysia', 'drizzle-orm', 'bun:sqlite', '^postgres$', '^db/'] },
+    },
+    {
       name: 'leaves-stay-leaves',
       severity: 'error',
       comment: 'errors.ts, time.ts and the settings types import nothing of ours.',

@@ -97,122 +97,129 @@ async function foldEverything(stores: Stores, env: GatewayEnv): Promise<void> {
 /** The CLI authenticates nothing, so it keeps no key cache; servers see its changes by the key-table version. */
 const keysOf = (stores: Stores) => new KeyService(stores.keys, null)
 
-async function run(argv: string[], out: (line: string) => void): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      name: { type: 'string' },
-      tier: { type: 'string' },
-      'expires-in-days': { type: 'string' },
-      rpm: { type: 'string' },
-      tpm: { type: 'string' },
-      'max-concurrent': { type: 'string' },
-      'monthly-token-quota': { type: 'string' },
-      'daily-request-quota': { type: 'string' },
-      'daily-budget-usd': { type: 'string' },
-      'monthly-budget-usd': { type: 'string' },
-      key: { type: 'string' },
-      days: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
+const OPTIONS = {
+  name: { type: 'string' },
+  tier: { type: 'string' },
+  'expires-in-days': { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  'max-concurrent': { type: 'string' },
+  'monthly-token-quota': { type: 'string' },
+  'daily-request-quota': { type: 'string' },
+  'daily-budget-usd': { type: 'string' },
+  'monthly-budget-usd': { type: 'string' },
+  key: { type: 'string' },
+  days: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; strict: true }>>['values']
+
+/** One command: its arguments after the command's own words, the options, and where its lines go. */
+type Command = (args: string[], values: Values, out: (line: string) => void) => Promise<void>
+
+const KEY_COLUMNS = [
+  'id',
+  'prefix',
+  'name',
+  'tier',
+  'created_at',
+  'expires_at',
+  'revoked_at',
+  'rpm',
+  'tpm',
+  'max_concurrent',
+  'monthly_token_quota',
+  'daily_request_quota',
+  'daily_budget_usd',
+  'monthly_budget_usd',
+]
+
+async function createKey(_: string[], values: Values, out: (line: string) => void): Promise<void> {
+  if (!values.name) throw usageError('keys create needs --name NAME')
+  if (!values.tier) throw usageError('keys create needs --tier TIER')
+  const input = {
+    // Refused before the database is opened: the same rule as the admin API's.
+    name: checkName(values.name),
+    tier: values.tier,
+    expiresInDays: positiveInt('expires-in-days', values['expires-in-days'], MAX_EXPIRES_IN_DAYS),
+    requestsPerMinute: positiveInt('rpm', values.rpm),
+    tokensPerMinute: positiveInt('tpm', values.tpm),
+    maxConcurrent: positiveInt('max-concurrent', values['max-concurrent']),
+    monthlyTokenQuota: positiveInt('monthly-token-quota', values['monthly-token-quota']),
+    dailyRequestQuota: positiveInt('daily-request-quota', values['daily-request-quota']),
+    dailyBudgetNanos: budgetNanos('daily-budget-usd', values['daily-budget-usd'], false),
+    monthlyBudgetNanos: budgetNanos('monthly-budget-usd', values['monthly-budget-usd'], false),
+  }
+  const { record, key } = await withStores((stores) => keysOf(stores).create(input))
+  if (values.json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
+  else out(`Created key ${record.id} (${cell(record.name)}, tier ${cell(record.tier)}). It is shown only this once:\n${key}`)
+}
+
+async function updateKey([id]: string[], values: Values, out: (line: string) => void): Promise<void> {
+  const patch = {
+    tier: values.tier,
+    dailyBudgetNanos: budgetNanos('daily-budget-usd', values['daily-budget-usd'], true),
+    monthlyBudgetNanos: budgetNanos('monthly-budget-usd', values['monthly-budget-usd'], true),
+  }
+  const record = keyView(await withStores((stores) => keysOf(stores).update(id!, patch)))
+  out(
+    values.json
+      ? JSON.stringify(record)
+      : `Updated key ${record.id} (${record.prefix}…): tier ${cell(record.tier)}, daily budget ${record.daily_budget_usd ?? 'from the tier'}, monthly budget ${record.monthly_budget_usd ?? 'from the tier'}.`,
+  )
+}
+
+async function listKeys(_: string[], values: Values, out: (line: string) => void): Promise<void> {
+  const keys = (await withStores((stores) => keysOf(stores).list())).map(keyView)
+  if (values.json) out(JSON.stringify(keys))
+  else out(keys.length === 0 ? 'No keys.' : table(keys, KEY_COLUMNS))
+}
+
+async function revokeKey([id]: string[], values: Values, out: (line: string) => void): Promise<void> {
+  const record = keyView(await withStores((stores) => keysOf(stores).revoke(id!)))
+  out(values.json ? JSON.stringify(record) : `Revoked key ${record.id} (${record.prefix}…) at ${record.revoked_at}.`)
+}
+
+async function usage(_: string[], values: Values, out: (line: string) => void): Promise<void> {
+  const days = positiveInt('days', values.days, 366) ?? 1
+  const now = Date.now()
+  const report = await withStores(async (stores, env) => {
+    const keyId = values.key === undefined ? undefined : (await keysOf(stores).find(values.key)).id
+    const reports = new UsageReports(stores.usageReads, () => foldEverything(stores, env))
+    return reports.report({ keyId, from: utcDate(now - (days - 1) * DAY_MS), to: utcDate(now) })
   })
+  if (values.json) return out(JSON.stringify(report))
+  const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd']
+  const rows = report.data.map((row) => ({ ...row, cost_usd: formatUsd(nanosOfUsd(row.cost_usd)) }))
+  out(rows.length === 0 ? 'No usage in that period.' : table(rows, columns))
+  const t = report.totals
+  out(
+    `Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens, $${formatUsd(nanosOfUsd(t.cost_usd))}`,
+  )
+}
+
+/** Every command by its words, with how many arguments follow them. */
+const COMMANDS = new Map<string, { args: number; run: Command }>([
+  ['keys create', { args: 0, run: createKey }],
+  ['keys update', { args: 1, run: updateKey }],
+  ['keys list', { args: 0, run: listKeys }],
+  ['keys revoke', { args: 1, run: revokeKey }],
+  ['usage', { args: 0, run: usage }],
+])
+
+async function run(argv: string[], out: (line: string) => void): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS })
   const command = positionals.join(' ')
   if (values.help || command === '') {
     out(USAGE)
     return
   }
-  const json = values.json
-
-  if (positionals[0] === 'keys' && positionals[1] === 'create' && positionals.length === 2) {
-    if (!values.name) throw usageError('keys create needs --name NAME')
-    if (!values.tier) throw usageError('keys create needs --tier TIER')
-    const input = {
-      // Refused before the database is opened: the same rule as the admin API's.
-      name: checkName(values.name),
-      tier: values.tier,
-      expiresInDays: positiveInt('expires-in-days', values['expires-in-days'], MAX_EXPIRES_IN_DAYS),
-      requestsPerMinute: positiveInt('rpm', values.rpm),
-      tokensPerMinute: positiveInt('tpm', values.tpm),
-      maxConcurrent: positiveInt('max-concurrent', values['max-concurrent']),
-      monthlyTokenQuota: positiveInt('monthly-token-quota', values['monthly-token-quota']),
-      dailyRequestQuota: positiveInt('daily-request-quota', values['daily-request-quota']),
-      dailyBudgetNanos: budgetNanos('daily-budget-usd', values['daily-budget-usd'], false),
-      monthlyBudgetNanos: budgetNanos('monthly-budget-usd', values['monthly-budget-usd'], false),
-    }
-    const { record, key } = await withStores((stores) => keysOf(stores).create(input))
-    if (json) out(JSON.stringify({ id: record.id, key, name: record.name, tier: record.tier, prefix: record.prefix }))
-    else out(`Created key ${record.id} (${cell(record.name)}, tier ${cell(record.tier)}). It is shown only this once:\n${key}`)
-    return
+  for (const [words, { args, run: runCommand }] of COMMANDS) {
+    const length = words.split(' ').length
+    if (positionals.slice(0, length).join(' ') === words && positionals.length === length + args) return runCommand(positionals.slice(length), values, out)
   }
-
-  if (positionals[0] === 'keys' && positionals[1] === 'update' && positionals.length === 3) {
-    const patch = {
-      tier: values.tier,
-      dailyBudgetNanos: budgetNanos('daily-budget-usd', values['daily-budget-usd'], true),
-      monthlyBudgetNanos: budgetNanos('monthly-budget-usd', values['monthly-budget-usd'], true),
-    }
-    const record = keyView(await withStores((stores) => keysOf(stores).update(positionals[2]!, patch)))
-    out(
-      json
-        ? JSON.stringify(record)
-        : `Updated key ${record.id} (${record.prefix}…): tier ${cell(record.tier)}, daily budget ${record.daily_budget_usd ?? 'from the tier'}, monthly budget ${record.monthly_budget_usd ?? 'from the tier'}.`,
-    )
-    return
-  }
-
-  if (positionals[0] === 'keys' && positionals[1] === 'list' && positionals.length === 2) {
-    const keys = (await withStores((stores) => keysOf(stores).list())).map(keyView)
-    const columns = [
-      'id',
-      'prefix',
-      'name',
-      'tier',
-      'created_at',
-      'expires_at',
-      'revoked_at',
-      'rpm',
-      'tpm',
-      'max_concurrent',
-      'monthly_token_quota',
-      'daily_request_quota',
-      'daily_budget_usd',
-      'monthly_budget_usd',
-    ]
-    if (json) out(JSON.stringify(keys))
-    else out(keys.length === 0 ? 'No keys.' : table(keys, columns))
-    return
-  }
-
-  if (positionals[0] === 'keys' && positionals[1] === 'revoke' && positionals.length === 3) {
-    const record = keyView(await withStores((stores) => keysOf(stores).revoke(positionals[2]!)))
-    out(json ? JSON.stringify(record) : `Revoked key ${record.id} (${record.prefix}…) at ${record.revoked_at}.`)
-    return
-  }
-
-  if (positionals[0] === 'usage' && positionals.length === 1) {
-    const days = positiveInt('days', values.days, 366) ?? 1
-    const now = Date.now()
-    const report = await withStores(async (stores, env) => {
-      const keyId = values.key === undefined ? undefined : (await keysOf(stores).find(values.key)).id
-      const reports = new UsageReports(stores.usageReads, () => foldEverything(stores, env))
-      return reports.report({ keyId, from: utcDate(now - (days - 1) * DAY_MS), to: utcDate(now) })
-    })
-    if (json) out(JSON.stringify(report))
-    else {
-      const columns = ['date', 'key_prefix', 'alias', 'upstream', 'requests', 'errors', 'prompt_tokens', 'completion_tokens', 'total_tokens', 'cost_usd']
-      const rows = report.data.map((row) => ({ ...row, cost_usd: formatUsd(nanosOfUsd(row.cost_usd)) }))
-      out(rows.length === 0 ? 'No usage in that period.' : table(rows, columns))
-      const t = report.totals
-      out(
-        `Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens, $${formatUsd(nanosOfUsd(t.cost_usd))}`,
-      )
-    }
-    return
-  }
-
   throw usageError(`unknown command "${command}"; run "bun run cli --help"`)
 }
 

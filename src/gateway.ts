@@ -112,6 +112,41 @@ export async function openStores(env: GatewayEnv, instanceId: string): Promise<S
 export const localBase = (env: GatewayEnv, kind: 'usage' | 'settles'): string | null =>
   env.dbPath === ':memory:' ? null : join(dirname(env.dbPath), kind === 'usage' ? 'chatgate' : 'chatgate-settles')
 
+/** Where requests are admitted and their usage goes: in memory with this process's journal, or Redis shared by instances. */
+interface Limits {
+  limiter: Limiter
+  usage: UsagePipeline
+  shared: SharedLimits | null
+  /** Whether usage can be made durable now: Redis answers (settles land there), or the journal takes a write. */
+  probeUsage: () => Promise<void>
+}
+
+async function openLimits(env: GatewayEnv, stores: Stores, instanceId: string, log: Logger): Promise<Limits> {
+  if (env.redisUrl !== null) {
+    const { openSharedLimits } = await import('./storage/redis')
+    const shared = await openSharedLimits({
+      url: env.redisUrl,
+      timeoutMs: env.redisTimeoutMs,
+      instanceId,
+      baseline: stores.quotaBaseline,
+      usageStore: stores.usage,
+      localBase: localBase(env, 'settles'),
+      log,
+    })
+    try {
+      // Usage a process journaled here before REDIS_URL was set (Postgres alone) is folded, not forgotten.
+      await foldOrphanJournals(stores.usage, localBase(env, 'usage'))
+    } catch (error) {
+      await shared.close()
+      throw error
+    }
+    return { limiter: shared.limiter, usage: shared.usage, shared, probeUsage: shared.ping }
+  }
+  const base = stores.journalBase ?? localBase(env, 'usage')
+  const recorder = await UsageRecorder.open(stores.usage, base === null ? null : UsageJournal.create(base), base)
+  return { limiter: new MemoryLimiter(stores.quotaBaseline, recorder), usage: recorder, shared: null, probeUsage: () => recorder.probe() }
+}
+
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds)
@@ -127,33 +162,9 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     const connections = new UpstreamConnections(config.http.maxUpstreamConnections)
     const metrics = new GatewayMetrics({ routing: () => gateway.routing, circuits, connections, now })
     const keyCache = await KeyCache.load(stores.keys, () => metrics.keyCacheReloads.inc())
-    let limiter: Limiter
-    let usage: UsagePipeline
-    /** Whether usage can be made durable now: Redis answers (settles land there), or the journal takes a write. */
-    let probeUsage: () => Promise<void>
-    if (env.redisUrl !== null) {
-      const { openSharedLimits } = await import('./storage/redis')
-      shared = await openSharedLimits({
-        url: env.redisUrl,
-        timeoutMs: env.redisTimeoutMs,
-        instanceId,
-        baseline: stores.quotaBaseline,
-        usageStore: stores.usage,
-        localBase: localBase(env, 'settles'),
-        log,
-      })
-      limiter = shared.limiter
-      usage = shared.usage
-      probeUsage = shared.ping
-      // Usage a process journaled here before REDIS_URL was set (Postgres alone) is folded, not forgotten.
-      await foldOrphanJournals(stores.usage, localBase(env, 'usage'))
-    } else {
-      const base = stores.journalBase ?? localBase(env, 'usage')
-      const recorder = await UsageRecorder.open(stores.usage, base === null ? null : UsageJournal.create(base), base)
-      limiter = new MemoryLimiter(stores.quotaBaseline, recorder)
-      usage = recorder
-      probeUsage = () => recorder.probe()
-    }
+    const limits = await openLimits(env, stores, instanceId, log)
+    shared = limits.shared
+    const { limiter, usage } = limits
     const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
     const headers = headerNames(env.headerBrand)
     const gateway: Gateway = {
@@ -188,7 +199,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         metrics,
         log,
         observer,
-        usage: new UsageGate(probeUsage, (failure) =>
+        usage: new UsageGate(limits.probeUsage, (failure) =>
           failure === null
             ? log.info('usage can be recorded again: serving resumes')
             : log.error({ reason: failure }, 'usage cannot be recorded: requests are refused with 503 usage_unavailable until it can'),

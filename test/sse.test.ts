@@ -1,6 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { ChunkRelay, completionJson } from '../src/wire/openai/relay'
-import type { ChatCompletion } from '../src/wire/openai/types'
+import { completionJson } from '../src/wire/openai-chat/answer'
+import { ChunkRelay } from '../src/wire/openai-chat/stream'
+import type { ChatCompletion } from '../src/wire/pivot/types'
 import { readSseBatches } from '../src/providers/sse'
 import { TEST_MS } from './support/hooks'
 

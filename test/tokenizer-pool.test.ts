@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import { countChatTokens } from '../src/providers/openai/tokens'
 import { TokenizerPool } from '../src/providers/openai/tokenizer-pool'
-import type { ChatRequest } from '../src/wire/openai/types'
+import type { ChatRequest } from '../src/wire/pivot/types'
 import { TEST_MS } from './support/hooks'
 
 /** The o200k count in worker threads: the same numbers as on the main thread, and a thread that dies is replaced. */

@@ -7,7 +7,7 @@ import { defineRoute } from '../../src/http/route'
 import { ErrorSchema } from '../../src/http/schemas'
 import { embeddingsExchange } from '../../src/serve/embeddings'
 import { serve } from '../../src/serve/serve'
-import type { EmbeddingsRequest } from '../../src/wire/openai/embeddings'
+import type { EmbeddingsRequest } from '../../src/wire/openai-embeddings/types'
 
 export default defineRoute((gateway) =>
   new Elysia().use(callerAuth(gateway)).post(

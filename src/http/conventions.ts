@@ -1,6 +1,6 @@
 import { Elysia, ValidationError } from 'elysia'
 import { GatewayError, internalError, invalidRequest, notFound } from '../errors'
-import { openaiErrorBody } from '../wire/openai/errors'
+import { openaiErrorBody } from '../wire/openai-chat/errors'
 import type { Logger } from '../log'
 import { type BodyLimits, readJsonBody, RefusedBody } from './body'
 import { errorHeaders, statusOf } from './errors'

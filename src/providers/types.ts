@@ -1,9 +1,9 @@
 import type { UpstreamKindFacts, UpstreamSettings } from '../config/types'
-import type { ChatCompletion, ChatRequest, StreamChunk } from '../wire/openai/types'
+import type { ChatCompletion, ChatRequest, StreamChunk } from '../wire/pivot/types'
 import type { Unsupported } from '../errors'
 import type { MessageResponse, StreamEvent } from '../wire/anthropic/types'
 import type { JsonOutline } from '../wire/json-text'
-import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai/embeddings'
+import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings/types'
 
 /** What a provider gets for one attempt. */
 export interface AttemptContext {

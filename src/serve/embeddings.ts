@@ -1,6 +1,6 @@
 import type { JsonBody } from '../wire/json-text'
 import { withTopLevelValue } from '../wire/json-text'
-import type { EmbeddingsRequest } from '../wire/openai/embeddings'
+import type { EmbeddingsRequest } from '../wire/openai-embeddings/types'
 import { inputBound } from '../spend/estimate'
 import type { Exchange } from './exchange'
 

@@ -4,7 +4,7 @@ import type { RequestRecord } from '../observe/request-record'
 import type { AttemptContext } from '../providers/types'
 import type { Alias, Target } from '../routing/table'
 import type { TokenBound } from '../spend/estimate'
-import type { Usage } from '../wire/openai/types'
+import type { Usage } from '../wire/pivot/types'
 
 /**
  * One inbound API's side of serving a request (chat completions, Messages, embeddings): how to ask

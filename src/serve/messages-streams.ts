@@ -5,8 +5,8 @@ import { sseEvent } from '../wire/anthropic/events-from-chunks'
 import type { StreamEvent, Usage as AnthropicUsage } from '../wire/anthropic/types'
 import { toUsage } from '../wire/anthropic/usage'
 import { applyEdits, replacement, uniqueMember } from '../wire/json-text'
-import { generatedChars } from '../wire/openai/generated'
-import type { ChatCompletionChunk, RawChunk, StreamChunk } from '../wire/openai/types'
+import { generatedChars } from '../wire/pivot/generated'
+import type { ChatCompletionChunk, RawChunk, StreamChunk } from '../wire/pivot/types'
 import type { EventStream } from './exchange'
 
 /** What watches a Messages answer as it streams: a thread turn records it before its end goes out. */

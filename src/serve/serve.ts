@@ -14,7 +14,7 @@ import { estimateNanos } from '../spend/estimate'
 import { costNanos, formatUsd } from '../spend/price'
 import { NO_UPSTREAM, type UsageEntry } from '../usage/entry'
 import type { UsageGate } from '../usage/gate'
-import type { Usage } from '../wire/openai/types'
+import type { Usage } from '../wire/pivot/types'
 import type { Exchange, ServeCall } from './exchange'
 import { type StreamEnd, streamResponse } from './stream-response'
 

@@ -4,7 +4,7 @@ import { elapsedMs } from '../observe/request-record'
 import { protocolViolation } from '../providers/errors'
 import type { Dispatched } from '../routing/dispatch'
 import { estimatedTokens } from '../spend/estimate'
-import type { Usage } from '../wire/openai/types'
+import type { Usage } from '../wire/pivot/types'
 import type { EventStream, ServeCall, StreamSide } from './exchange'
 
 /** How a relayed stream ended, as it is counted. */

@@ -10,7 +10,7 @@ import { EventsFromChunks } from '../../src/wire/anthropic/events-from-chunks'
 import { toMessagesRequest } from '../../src/wire/anthropic/request-from-chat'
 import { fromMessagesRequest } from '../../src/wire/anthropic/request-to-chat'
 import type { MessageResponse, MessagesRequest, StreamEvent } from '../../src/wire/anthropic/types'
-import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/wire/openai/types'
+import type { ChatCompletionChunk, ChatMessage, ChatRequest } from '../../src/wire/pivot/types'
 import { fixture, schemaErrors, sseFixture } from '../support/fixtures'
 import { TEST_MS } from '../support/hooks'
 

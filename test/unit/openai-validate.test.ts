@@ -1,8 +1,8 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { GatewayError } from '../../src/errors'
 import { statusOf } from '../../src/http/errors'
-import type { ChatRequest } from '../../src/wire/openai/types'
-import { checkChatRequest } from '../../src/wire/openai/validate'
+import type { ChatRequest } from '../../src/wire/pivot/types'
+import { checkChatRequest } from '../../src/wire/openai-chat/validate'
 import { TEST_MS } from '../support/hooks'
 
 setDefaultTimeout(TEST_MS)

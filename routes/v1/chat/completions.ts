@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
-import type { ChatRequest } from '../../../src/wire/openai/types'
-import { checkChatRequest } from '../../../src/wire/openai/validate'
+import type { ChatRequest } from '../../../src/wire/pivot/types'
+import { checkChatRequest } from '../../../src/wire/openai-chat/validate'
 import { CALLER_SECURITY, callerAuth } from '../../../src/http/caller'
 import { rawBodyOf } from '../../../src/http/body'
 import { recordOf } from '../../../src/observe/request-record'

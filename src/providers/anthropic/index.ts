@@ -4,7 +4,7 @@ import { anthropicCannotServe, droppedFromChat } from '../../wire/anthropic/cann
 import { ChunksFromAnthropic } from '../../wire/anthropic/chunks-from-events'
 import { toMessagesRequest } from '../../wire/anthropic/request-from-chat'
 import type { MessageResponse, StreamEvent } from '../../wire/anthropic/types'
-import type { StreamChunk } from '../../wire/openai/types'
+import type { StreamChunk } from '../../wire/pivot/types'
 import { connectionLost, protocolViolation, streamError, UpstreamError } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches, type SseEvent } from '../sse'

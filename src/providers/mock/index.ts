@@ -1,7 +1,7 @@
-import type { AssistantMessage, ChatCompletion, ChatCompletionChunk, ChatRequest, ChunkDelta, FunctionTool, StreamChunk, Usage } from '../../wire/openai/types'
-import { messageText } from '../../wire/openai/types'
+import type { AssistantMessage, ChatCompletion, ChatCompletionChunk, ChatRequest, ChunkDelta, FunctionTool, StreamChunk, Usage } from '../../wire/pivot/types'
+import { messageText } from '../../wire/pivot/types'
 import type { Unsupported } from '../../errors'
-import { base64Floats, type Embedding, inputsOf } from '../../wire/openai/embeddings'
+import { base64Floats, type Embedding, inputsOf } from '../../wire/openai-embeddings/types'
 import type { Provider, ProviderKind } from '../types'
 
 /** Whitespace-separated words: the mock's stand-in for tokens. */

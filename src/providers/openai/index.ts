@@ -1,12 +1,12 @@
 import type { UpstreamSettings } from '../../config/types'
-import type { ChatCompletion, StreamChunk } from '../../wire/openai/types'
+import type { ChatCompletion, StreamChunk } from '../../wire/pivot/types'
 import { connectionLost, protocolViolation, type UpstreamError } from '../errors'
 import { endpointUrl, postJson, readJson, requireEventStream, transportError, upstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
-import { upstreamBody } from '../../wire/openai/body'
+import { upstreamBody } from '../../wire/openai-chat/request'
 import { countChatTokens } from './tokens'
-import type { EmbeddingsResponse } from '../../wire/openai/embeddings'
+import type { EmbeddingsResponse } from '../../wire/openai-embeddings/types'
 
 function isEmbeddings(value: unknown): value is EmbeddingsResponse {
   return typeof value === 'object' && value !== null && Array.isArray((value as EmbeddingsResponse).data)

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os'
-import type { ChatRequest } from '../../wire/openai/types'
+import type { ChatRequest } from '../../wire/pivot/types'
 import { TokenizerPool } from './tokenizer-pool'
 
 /** Tokens OpenAI's chat format adds per message, and to prime the reply (as tiktoken's cookbook counts them). */

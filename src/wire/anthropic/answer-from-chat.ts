@@ -1,5 +1,5 @@
 /** An OpenAI chat completion as an Anthropic message: the answer of an OpenAI-shaped target to an Anthropic caller. */
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { toolInputOf } from './common'
 import { fromUsage, stopReason } from './usage'

@@ -1,5 +1,5 @@
 /** An Anthropic message as an OpenAI chat completion: the answer of an Anthropic target to a chat caller. */
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { JSON_TOOL, type RequestShape } from './common'
 import { finishReason, toUsage } from './usage'

@@ -1,6 +1,6 @@
 /** What each side cannot carry to the other without changing what the caller gets back: the target is then skipped. */
 import type { Unsupported } from '../../errors'
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { BILLING_HEADER, cannot, DATA_URL, HTTP_URL, IMAGE_TYPES, THINKING_BUDGETS } from './common'
 

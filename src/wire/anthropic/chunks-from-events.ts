@@ -1,5 +1,5 @@
 /** Anthropic Messages stream events as OpenAI chat.completion.chunk objects: an Anthropic target's stream to a chat caller. */
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import { JSON_TOOL, type RequestShape } from './common'
 import type * as Anthropic from './types'
 import { finishReason, toUsage } from './usage'

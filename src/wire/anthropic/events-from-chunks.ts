@@ -1,5 +1,5 @@
 /** OpenAI chat.completion.chunk objects as Anthropic Messages stream events: an OpenAI-shaped target's stream to an Anthropic caller. */
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import { toolInputOf } from './common'
 import type * as Anthropic from './types'
 import { fromUsage, stopReason } from './usage'

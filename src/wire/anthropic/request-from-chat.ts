@@ -1,6 +1,6 @@
 /** An OpenAI chat request as a Messages request: for Anthropic targets of chat callers. */
 import { invalidRequest } from '../../errors'
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { DATA_URL, DEFAULT_MAX_TOKENS, JSON_TOOL, type RequestShape, THINKING_BUDGETS } from './common'
 import { isGatewaySignature } from './signature'

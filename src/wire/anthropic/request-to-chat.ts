@@ -1,5 +1,5 @@
 /** A Messages request as an OpenAI chat request: for OpenAI-shaped targets of Anthropic callers. */
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import { BILLING_HEADER } from './common'
 import { effortOf } from './effort'
 import type * as Anthropic from './types'

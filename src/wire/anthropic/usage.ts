@@ -1,5 +1,5 @@
 /** Usage and stop reasons, OpenAI's and Anthropic's, each way. */
-import type * as OpenAI from '../openai/types'
+import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 
 const FINISH_REASONS = new Map([

@@ -1,4 +1,4 @@
-import type { ChatMessage } from './types'
+import type { ChatMessage } from '../pivot/types'
 
 const isSystem = (message: ChatMessage) => message.role === 'system' || message.role === 'developer'
 

@@ -1,5 +1,5 @@
 import { invalidRequest } from '../../errors'
-import type { ChatRequest } from './types'
+import type { ChatRequest } from '../pivot/types'
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function'])
 
