@@ -37,6 +37,8 @@ export const aliases = sqliteTable('aliases', {
   position: integer('position').notNull(),
   strategy: text('strategy').notNull(),
   createdAt: integer('created_at').notNull(),
+  /** Every other setting of the alias (hosted tools, later additions), as one JSON object. */
+  options: text('options', { mode: 'json' }).$type<Record<string, unknown>>(),
 })
 
 export const aliasTargets = sqliteTable(

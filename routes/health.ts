@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { Int } from '../src/http/schemas'
-import { checkHealth, VERSION } from '../src/gateway'
+import { VERSION } from '../src/gateway'
+import { checkHealth } from '../src/gateway-health'
 import { defineRoute } from '../src/http/route'
 
 const HealthSchema = t.Object({

@@ -33,6 +33,10 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
         },
         tags: [
           { name: 'Chat', description: 'Chat completions over public model aliases' },
+          {
+            name: 'Responses',
+            description: "OpenAI's Responses API over the same aliases (Codex CLI, the Agents SDK); stored responses for previous_response_id",
+          },
           { name: 'Messages', description: "Anthropic's Messages API over the same aliases (Anthropic SDK, Claude Code); errors in Anthropic's shape" },
           { name: 'Embeddings', description: 'Embeddings over public model aliases' },
           { name: 'Models', description: 'Public model aliases' },

@@ -73,6 +73,9 @@ export const internalError = (message: string) => new GatewayError('api_error', 
 /** The caller went away: nothing more is owed to it. */
 export const clientClosed = () => new GatewayError('api_error', 'Client closed the request', { code: 'client_closed', status: 499 })
 
+/** A request made for a protocol the route does not speak (a WebSocket upgrade where SSE is served): 426. */
+export const upgradeRequired = (message: string) => invalidRequest(message, { code: 'upgrade_required', status: 426 })
+
 /** A config file or environment variable that does not validate, naming the field. */
 export const invalidConfig = (message: string, field: string) => invalidRequest(message, { code: 'invalid_config', param: field })
 

@@ -9,7 +9,8 @@ import type { ConfigDifference } from './config/drift'
 import { loadGatewayConfig } from './config/load'
 import type { ConfigSettings, GatewayConfig, ModelPrice } from './config/types'
 import { Conversations } from './conversations/conversations'
-import { type ConfigHealth, configHealth, followConfig, writeConfig } from './gateway-config'
+import { ResponsesStore } from './conversations/responses'
+import { followConfig, writeConfig } from './gateway-config'
 import { providerKinds } from './providers'
 import { headerNames, type HeaderNames } from './http/headers'
 import type { Limiter } from './limits/limiter'
@@ -28,6 +29,7 @@ import { builtInPrices } from './spend/price-table'
 import { DAY_MS } from './time'
 import { UsageGate } from './usage/gate'
 import { type ThinkingSigner, thinkingSigner } from './wire/anthropic/signature'
+import { type ReasoningSealer, reasoningSealer } from './wire/pivot/sealed-reasoning'
 import { UsageJournal } from './usage/journal'
 import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
@@ -55,6 +57,8 @@ export interface Gateway {
   keyCache: KeyCache
   /** Anthropic message threads (and Responses API conversations) kept for their next turn, per key. */
   conversations: Conversations
+  /** Stored Responses API responses: previous_response_id, GET, DELETE, input_items. */
+  responses: ResponsesStore
   /** Creates, changes and revokes keys, keeping keyCache current. */
   keys: KeyService
   /** Admits and settles requests: in memory (one process), or in Redis (several instances). */
@@ -73,6 +77,8 @@ export interface Gateway {
   observer: RequestObserver
   /** Signs thinking the gateway makes from another dialect's reasoning, and checks it when it comes back. */
   signer: ThinkingSigner
+  /** Seals reasoning a caller must send back (the Responses API's encrypted_content). */
+  sealer: ReasoningSealer
   /** The part of all this that serving a request uses. */
   serving: ServeDeps
   now: () => number
@@ -165,6 +171,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     const limits = await openLimits(env, stores, instanceId, log)
     shared = limits.shared
     const { limiter, usage } = limits
+    const secret = instanceSecret(env, log)
     const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
     const headers = headerNames(env.headerBrand)
     const gateway: Gateway = {
@@ -179,6 +186,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       keyCache,
       keys: new KeyService(stores.keys, keyCache, now),
       conversations: new Conversations(stores.conversations, { ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS, now }),
+      responses: new ResponsesStore(stores.conversations, { ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS, now }),
       limiter,
       shared,
       circuits,
@@ -188,7 +196,8 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       log,
       metrics,
       observer,
-      signer: thinkingSigner(instanceSecret(env, log)),
+      signer: thinkingSigner(secret),
+      sealer: reasoningSealer(secret),
       serving: {
         routing: () => gateway.routing,
         limiter,
@@ -308,36 +317,4 @@ export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () =
   const timer = setInterval(() => void prune(), intervalMs)
   timer.unref()
   return () => clearInterval(timer)
-}
-
-const HEALTH_TIMEOUT_MS = 1000
-
-export interface Health {
-  ok: boolean
-  database: string
-  /** "in memory", or Redis's state when several instances share limits. */
-  limiter: string
-  /** "ok", or "unavailable: <reason>" while usage cannot be made durable (requests are then refused). */
-  usage: string
-  /** The config in force and this instance's own file: a drift is reported, never a reason for 503. */
-  config: ConfigHealth
-}
-
-/**
- * What /health reports. Not ok (503) when requests cannot be served: Redis away (every request
- * needs it), or a SQLite database that cannot be used. Postgres away is reported but stays ok: known
- * keys are still served and usage waits in Redis, so a load balancer should keep sending traffic.
- */
-export async function checkHealth(gateway: Gateway): Promise<Health> {
-  // A database that does not answer within a second is reported as such: a balancer's check must not hang.
-  const state = (ping: Promise<void>) =>
-    Promise.race([ping, Bun.sleep(HEALTH_TIMEOUT_MS).then(() => Promise.reject(new Error(`no answer within ${HEALTH_TIMEOUT_MS} ms`)))]).then(
-      () => 'ok',
-      (error: unknown) => `unavailable: ${(error as Error).message}`,
-    )
-  const [database, limiter] = await Promise.all([state(gateway.stores.ping()), gateway.shared ? state(gateway.shared.ping()) : 'in memory'])
-  const databaseDown = database !== 'ok' && (gateway.stores.backend === 'sqlite' || gateway.shared === null)
-  const usageFailure = gateway.serving.usage.unavailable
-  const usage = usageFailure === null ? 'ok' : `unavailable: ${usageFailure}`
-  return { ok: !databaseDown && !limiter.startsWith('unavailable') && usageFailure === null, database, limiter, usage, config: configHealth(gateway) }
 }

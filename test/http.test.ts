@@ -115,6 +115,10 @@ describe('service routes', () => {
       '/v1/messages/count_tokens',
       '/v1/models',
       '/v1/models/{prefix}/{name}',
+      '/v1/responses',
+      '/v1/responses/input_tokens',
+      '/v1/responses/{id}',
+      '/v1/responses/{id}/input_items',
       '/v1/usage',
     ])
     const model = doc.paths['/v1/models/{prefix}/{name}']!.get! as unknown as { parameters: { name: string; in: string; required: boolean }[] }

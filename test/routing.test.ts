@@ -542,7 +542,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
 
 describe('weighted strategy', () => {
   const target = (name: string, weight: number) => ({ upstream: { name }, model: name, weight }) as unknown as Target
-  const alias = (targets: Target[]): Alias => ({ name: 'w/x', strategy: 'weighted', targets, model: {} as Alias['model'] })
+  const alias = (targets: Target[]): Alias => ({ name: 'w/x', strategy: 'weighted', targets, model: {} as Alias['model'], hostedTools: 'drop' })
 
   test('draws by weight without replacement; weight 0 only as the last resort', () => {
     const a = alias([target('a', 3), target('b', 1), target('z', 0)])

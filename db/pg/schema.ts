@@ -44,6 +44,8 @@ export const aliases = pgTable('aliases', {
   position: integer('position').notNull(),
   strategy: text('strategy').notNull(),
   createdAt: big('created_at').notNull(),
+  /** Every other setting of the alias (hosted tools, later additions), as one JSON object. */
+  options: jsonb('options').$type<Record<string, unknown>>(),
 })
 
 export const aliasTargets = pgTable(

@@ -12,7 +12,8 @@ export const DEFAULT_CONFIG: ConfigFile = {
   },
   upstreams: {
     local: { kind: 'mock' },
-    openai: { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY' },
+    // OpenAI serves the Responses API itself: it gets Responses requests as sent.
+    openai: { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY', responses: 'native' },
     anthropic: { kind: 'anthropic', base_url: 'https://api.anthropic.com/v1', api_key_env: 'ANTHROPIC_API_KEY' },
   },
   aliases: {

@@ -67,6 +67,9 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
     }
     const baseUrl = upstream.base_url?.replace(/\/+$/, '') ?? kind.defaultBaseUrl
     if (kind.needsBaseUrl && baseUrl === null) throw configError(source, `${field}.base_url`, `required for kind "${upstream.kind}"`)
+    if (upstream.responses === 'native' && !kind.nativeResponses) {
+      throw configError(source, `${field}.responses`, `kind "${upstream.kind}" has no Responses API of its own: use "translate"`)
+    }
     return {
       name,
       kind: upstream.kind,
@@ -79,6 +82,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
       cooldownMs: upstream.cooldown_ms ?? 30_000,
       maxReasoningEffort: upstream.max_reasoning_effort ?? 'high',
       midSystem: upstream.mid_system ?? 'keep',
+      responses: upstream.responses ?? 'translate',
     }
   })
   const upstreamByName = new Map(upstreams.map((u) => [u.name, u]))
@@ -107,7 +111,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
     if (strategy === 'weighted' && targets.every((t) => t.weight === 0)) {
       throw configError(source, `${field}.targets`, 'a weighted alias needs at least one target with a weight above 0')
     }
-    return { name, strategy, targets }
+    return { name, strategy, targets, hostedTools: alias.hosted_tools ?? 'drop' }
   })
 
   return {

@@ -50,6 +50,7 @@ const UpstreamSchema = Type.Object(
     cooldown_ms: Type.Optional(Millis),
     max_reasoning_effort: Type.Optional(Type.Union(REASONING_EFFORTS.map((effort) => Type.Literal(effort)))),
     mid_system: Type.Optional(Type.Union(MID_SYSTEM_MODES.map((mode) => Type.Literal(mode)))),
+    responses: Type.Optional(Type.Union([Type.Literal('native'), Type.Literal('translate')])),
   },
   strict,
 )
@@ -68,6 +69,7 @@ const AliasSchema = Type.Object(
   {
     strategy: Type.Optional(Type.String()),
     targets: Type.Array(TargetSchema, { minItems: 1 }),
+    hosted_tools: Type.Optional(Type.Union([Type.Literal('drop'), Type.Literal('refuse')])),
   },
   strict,
 )

@@ -43,6 +43,11 @@ export interface UpstreamSettings {
   /** The highest `reasoning_effort` this upstream accepts (efforts made from thinking budgets are capped at it). */
   maxReasoningEffort: ReasoningEffort
   midSystem: MidSystemMode
+  /**
+   * How the Responses API reaches it: `native` (its own /responses, the body as sent) or `translate`
+   * (through chat completions). Only the openai kind can be native.
+   */
+  responses: 'native' | 'translate'
 }
 
 /** The upstream settings kept in columns of their own; every other field is stored in one JSON value beside them. */
@@ -85,7 +90,15 @@ export interface AliasSettings {
   name: string
   strategy: RoutingStrategy
   targets: TargetSettings[]
+  /** Hosted tools (web_search...) a target cannot run: left out and named (`drop`), or the request refused (`refuse`). */
+  hostedTools: 'drop' | 'refuse'
 }
+
+/** The alias settings kept in an alias row's JSON options: every setting but its name, strategy and targets. */
+export type AliasOptions = Omit<AliasSettings, 'name' | 'strategy' | 'targets'>
+
+/** Defaults of the alias options that rows written by earlier versions do not hold. */
+export const ALIAS_OPTION_DEFAULTS: AliasOptions = { hostedTools: 'drop' }
 
 export interface GatewayConfig {
   /** Where it came from, for messages: a file path or "built-in defaults". */
@@ -113,6 +126,8 @@ export interface UpstreamKindFacts {
   defaultBaseUrl: string | null
   /** Models this kind can serve; null means any name the upstream accepts. */
   models: readonly string[] | null
+  /** Whether it can serve the Responses API natively (`responses = "native"`). */
+  nativeResponses?: boolean
 }
 
 /** The config as stored: what routing is built from, at start and at every reload. */

@@ -66,10 +66,21 @@ async function boundedText(response: Response, maxBytes: number): Promise<string
 }
 
 /** POSTs JSON and returns the response once its status is 2xx; anything else becomes an UpstreamError. */
-export async function postJson(upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> {
+export const postJson = (upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> =>
+  sendRequest(upstream, 'POST', url, headers, body, attempt)
+
+/** Sends one request (a GET or DELETE has no body) and returns the response once its status is 2xx; anything else becomes an UpstreamError. */
+export async function sendRequest(
+  upstream: string,
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  headers: Record<string, string>,
+  body: string | null,
+  attempt: AttemptContext,
+): Promise<Response> {
   let response: Response
   try {
-    response = await fetch(url, { method: 'POST', headers, body, signal: attempt.signal })
+    response = await fetch(url, { method, headers, body, signal: attempt.signal })
   } catch (error) {
     throw transportError(upstream, attempt.signal, error)
   }

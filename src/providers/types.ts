@@ -56,6 +56,8 @@ export interface Provider {
   cannotEmbed?(model: string): Unsupported | null
   /** Anthropic's Messages API, relayed as sent (kind anthropic only). */
   messages?: MessagesApi
+  /** OpenAI's Responses API, relayed as sent (openai-kind upstreams with `responses = "native"`). */
+  responses?: ResponsesApi
   /** The input tokens of a request, counted locally (kinds without a counting endpoint). */
   countTokens?(request: ChatRequest): Promise<number>
 }
@@ -104,4 +106,19 @@ export interface MessagesApi {
 /** An upstream kind: what `kind = "..."` in the config names. One folder per kind under providers/. */
 export interface ProviderKind extends UpstreamKindFacts {
   create(settings: UpstreamSettings, context: ProviderContext): Provider
+}
+
+/** A Responses stream event: its type, and its `data:` text as the upstream wrote it. */
+export interface ResponsesEvent {
+  type: string
+  data: string
+}
+
+/** OpenAI's own Responses API, relayed as sent: bodies are the caller's text, model already replaced. */
+export interface ResponsesApi {
+  create(body: string, attempt: AttemptContext): Promise<{ text: string; response: Record<string, unknown> }>
+  /** Resolves once the upstream accepted the request; yields its events as they arrive, through the terminal one. */
+  stream(body: string, attempt: AttemptContext): Promise<AsyncIterator<ResponsesEvent[]>>
+  /** A call on a response the upstream holds (`GET <id>`, `DELETE <id>`, `GET <id>/input_items?...`, `POST input_tokens`); its JSON text. */
+  call(method: 'GET' | 'POST' | 'DELETE', path: string, body: string | null, attempt: AttemptContext): Promise<string>
 }

@@ -34,6 +34,8 @@ export interface Alias {
   strategy: 'fallback' | 'weighted'
   targets: Target[]
   model: ModelRecord
+  /** Hosted tools its targets cannot run: left out and named, or refused. */
+  hostedTools: 'drop' | 'refuse'
 }
 
 /** An immutable snapshot of tiers, aliases and ready providers; swapped whole on reload. */
@@ -43,6 +45,8 @@ export interface RoutingTable {
   firstTier: string | null
   aliases: ReadonlyMap<string, Alias>
   upstreams: UpstreamSettings[]
+  /** Every upstream's provider by name: for calls that name an upstream, not an alias (a stored native response). */
+  providers: ReadonlyMap<string, Provider>
   models: ModelRecord[]
   /** One request, all attempts together. */
   deadlineMs: number
@@ -97,7 +101,7 @@ export function buildRoutingTable(
       created: Math.floor(stored_.createdAt / 1000),
       owned_by: stored_.name.slice(0, stored_.name.indexOf('/')),
     }
-    aliases.set(stored_.name, { name: stored_.name, strategy: stored_.strategy, targets, model })
+    aliases.set(stored_.name, { name: stored_.name, strategy: stored_.strategy, targets, model, hostedTools: stored_.hostedTools })
   }
 
   return {
@@ -105,6 +109,7 @@ export function buildRoutingTable(
     firstTier: stored.tiers[0]?.name ?? null,
     aliases,
     upstreams: stored.upstreams,
+    providers: new Map([...providers].map(([name, entry]) => [name, entry.provider])),
     models: [...aliases.values()].map((a) => a.model),
     deadlineMs,
     drainMs,

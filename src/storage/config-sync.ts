@@ -1,4 +1,6 @@
 import {
+  ALIAS_OPTION_DEFAULTS,
+  type AliasOptions,
   type AliasSettings,
   type ConfigSettings,
   type GatewayConfig,
@@ -39,7 +41,11 @@ export function upstreamRow(upstream: UpstreamSettings): UpstreamRow {
 }
 
 /** Defaults of the settings that rows written by earlier versions do not hold. */
-const UPSTREAM_OPTION_DEFAULTS: Omit<UpstreamSettings, (typeof UPSTREAM_COLUMNS)[number]> = { maxReasoningEffort: 'high', midSystem: 'keep' }
+const UPSTREAM_OPTION_DEFAULTS: Omit<UpstreamSettings, (typeof UPSTREAM_COLUMNS)[number]> = {
+  maxReasoningEffort: 'high',
+  midSystem: 'keep',
+  responses: 'translate',
+}
 
 const upstreamOf = ({ options, ...columns }: UpstreamRow): UpstreamSettings => ({ ...UPSTREAM_OPTION_DEFAULTS, ...options, ...columns })
 
@@ -53,7 +59,7 @@ export const storedSettingsOf = (settings: SettingsRow): ConfigSettings => ({ dr
 export interface ConfigRows {
   tiers: (TierSettings & { position: number })[]
   upstreams: UpstreamRow[]
-  aliases: { name: string; position: number; strategy: string; createdAt: number }[]
+  aliases: { name: string; position: number; strategy: string; createdAt: number; options: Record<string, unknown> | null }[]
   targets: { alias: string; position: number; upstream: string; model: string; weight: number; price: ModelPrice | null }[]
 }
 
@@ -73,6 +79,8 @@ export function storedRoutingOf(rows: ConfigRows): StoredRouting {
     tiers: [...rows.tiers].sort(byPosition).map(({ position: _, ...tier }) => tier),
     upstreams: [...rows.upstreams].sort(byName).map(upstreamOf),
     aliases: [...rows.aliases].sort(byPosition).map((alias) => ({
+      ...ALIAS_OPTION_DEFAULTS,
+      ...alias.options,
       name: alias.name,
       strategy: alias.strategy as AliasSettings['strategy'],
       createdAt: alias.createdAt,
@@ -82,3 +90,6 @@ export function storedRoutingOf(rows: ConfigRows): StoredRouting {
     })),
   }
 }
+
+/** An alias's settings beyond its name, strategy and targets, as its row keeps them. */
+export const aliasOptions = ({ name: _, strategy: __, targets: ___, ...options }: AliasSettings): AliasOptions => options

@@ -210,3 +210,18 @@ export function withTopLevelValue(text: string, key: string, current: string, va
   }
   return member === null ? null : applyEdits(text, [replacement(member, value)])
 }
+
+/**
+ * `text` with the member `key` of the object under the top-level member `parent` set to `value`
+ * (JSON text), e.g. `response.model` in a Responses stream event; null when either cannot be located
+ * safely (missing, not an object, or written twice).
+ */
+export function withNestedValue(text: string, parent: string, key: string, value: string): string | null {
+  const outer = outlineJson(text, Number.POSITIVE_INFINITY)
+  const holder = outer.duplicate === null ? outer.members?.get(parent) : undefined
+  if (!holder) return null
+  const inner = outlineJson(text.slice(holder.valueStart, holder.valueEnd), Number.POSITIVE_INFINITY)
+  const member = inner.duplicate === null ? inner.members?.get(key) : undefined
+  if (!member) return null
+  return applyEdits(text, [{ start: holder.valueStart + member.valueStart, end: holder.valueStart + member.valueEnd, text: value }])
+}

@@ -269,7 +269,7 @@ describe('request: OpenAI -> Anthropic, row by row', () => {
       [req([{ role: 'user', content: 'x' }], { n: 2 }), 'unsupported_parameter', 'n'],
       [req([{ role: 'user', content: 'x' }], { logprobs: true }), 'unsupported_parameter', 'logprobs'],
       [req([{ role: 'user', content: 'x' }], { modalities: ['text', 'audio'] }), 'unsupported_parameter', 'modalities'],
-      [req([{ role: 'user', content: 'x' }], { web_search_options: {} }), 'unsupported_parameter', 'web_search_options'],
+      [req([{ role: 'user', content: 'x' }], { audio: { voice: 'alloy', format: 'mp3' } }), 'unsupported_parameter', 'audio'],
       [req([{ role: 'user', content: 'x' }], { tools: [{ type: 'custom', custom: { name: 'g' } }] }), 'unsupported_parameter', 'tools.0.type'],
     ]
     for (const [request, code, param] of cases) expect(anthropicCannotServe(request)).toMatchObject({ code, param })

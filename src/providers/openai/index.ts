@@ -5,6 +5,7 @@ import { endpointUrl, postJson, readJson, requireEventStream, transportError, up
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
 import { upstreamBody } from '../../wire/openai-chat/request'
+import { nativeResponsesApi } from './responses'
 import { countChatTokens } from './tokens'
 import type { EmbeddingsResponse } from '../../wire/openai-embeddings/types'
 
@@ -104,6 +105,8 @@ function createOpenAIProvider(settings: UpstreamSettings, context: ProviderConte
 
     countTokens: countChatTokens,
 
+    responses: settings.responses === 'native' ? nativeResponsesApi(name, settings.baseUrl!, headers, context) : undefined,
+
     async embed(request, attempt, caller) {
       headers.requireSecret()
       const json = caller ? upstreamBody(caller.text, caller.outline, request.model, false) : JSON.stringify(request)
@@ -120,5 +123,6 @@ export const openaiKind: ProviderKind = {
   needsBaseUrl: true,
   defaultBaseUrl: 'https://api.openai.com/v1',
   models: null,
+  nativeResponses: true,
   create: createOpenAIProvider,
 }

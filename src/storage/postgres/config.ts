@@ -1,7 +1,7 @@
 import { and, count, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, configState, tiers, upstreams } from '../../../db/pg/schema'
 import { type ConfigStore, type GatewayConfig, settingsOf, type StoredConfig } from '../../config/types'
-import { storedRoutingOf, storedSettingsOf, tierInUse, unnamed, upstreamRow } from '../config-sync'
+import { aliasOptions, storedRoutingOf, storedSettingsOf, tierInUse, unnamed, upstreamRow } from '../config-sync'
 import { CHANGES_CHANNEL, guarded, LOCK_CONFIG, LOCK_SPACE, type PgDb, type PgTx } from './open'
 
 /**
@@ -49,8 +49,8 @@ async function syncConfig(tx: PgTx, config: GatewayConfig, now: number): Promise
   for (const [position, alias] of config.aliases.entries()) {
     await tx
       .insert(aliases)
-      .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now })
-      .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy } })
+      .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now, options: aliasOptions(alias) })
+      .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy, options: aliasOptions(alias) } })
     await tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name))
     if (alias.targets.length > 0) await tx.insert(aliasTargets).values(alias.targets.map((target, i) => ({ alias: alias.name, position: i, ...target })))
   }

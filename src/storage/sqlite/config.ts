@@ -1,7 +1,7 @@
 import { and, count, eq, inArray, isNull, notInArray, sql } from 'drizzle-orm'
 import { aliasTargets, aliases, apiKeys, configState, tiers, upstreams } from '../../../db/schema'
 import { type ConfigStore, type GatewayConfig, settingsOf, type StoredConfig } from '../../config/types'
-import { storedRoutingOf, storedSettingsOf, tierInUse, unnamed, upstreamRow } from '../config-sync'
+import { aliasOptions, storedRoutingOf, storedSettingsOf, tierInUse, unnamed, upstreamRow } from '../config-sync'
 import { type Db, type DbOrTx, screenedVersion } from './open'
 
 /**
@@ -56,8 +56,8 @@ function syncConfig(tx: DbOrTx, config: GatewayConfig, now: number): void {
   }
   config.aliases.forEach((alias, position) => {
     tx.insert(aliases)
-      .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now })
-      .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy } })
+      .values({ name: alias.name, position, strategy: alias.strategy, createdAt: now, options: aliasOptions(alias) })
+      .onConflictDoUpdate({ target: aliases.name, set: { position, strategy: alias.strategy, options: aliasOptions(alias) } })
       .run()
     tx.delete(aliasTargets).where(eq(aliasTargets.alias, alias.name)).run()
     alias.targets.forEach((target, i) =>

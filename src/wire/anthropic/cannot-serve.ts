@@ -14,6 +14,7 @@ export const DROPPED_FIELDS = new Set([
   'metadata',
   'service_tier',
   'prompt_cache_key',
+  'prompt_cache_retention',
   'safety_identifier',
   'verbosity',
   'prediction',
@@ -38,6 +39,8 @@ const TRANSLATED_FIELDS = new Set([
   'stream_options',
   'functions',
   'function_call',
+  // Anthropic's own web search (a server tool): what the Responses API's hosted web_search becomes.
+  'web_search_options',
 ])
 
 /** Fields that are fine at their neutral value and cannot be served otherwise. */

@@ -170,6 +170,28 @@ function jsonToolSchema(format: OpenAI.ResponseFormat): { schema: Record<string,
 }
 
 /**
+ * OpenAI's `web_search_options` as Anthropic's web search server tool (docs.anthropic.com, "Web
+ * search tool"): the caller's approximate location kept; a search context size has no equivalent.
+ */
+function webSearchTool(options: unknown): Record<string, unknown> | null {
+  if (typeof options !== 'object' || options === null) return null
+  const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' }
+  const location = (options as { user_location?: { approximate?: Record<string, unknown> } & Record<string, unknown> }).user_location
+  const place = location?.approximate ?? location
+  if (place && typeof place === 'object') {
+    const { city, region, country, timezone } = place as Record<string, unknown>
+    tool.user_location = {
+      type: 'approximate',
+      ...(city ? { city } : {}),
+      ...(region ? { region } : {}),
+      ...(country ? { country } : {}),
+      ...(timezone ? { timezone } : {}),
+    }
+  }
+  return tool
+}
+
+/**
  * An OpenAI chat request as a Messages request for `model`, with what the answer's translation must
  * know. Assumes anthropicCannotServe found nothing; throws a 400 for history it cannot read (tool
  * arguments that are not a JSON object).
@@ -213,6 +235,8 @@ export function toMessagesRequest(request: OpenAI.ChatRequest, model: string): {
       body.system = [...system, { type: 'text', text: `When you give your final answer, give it by calling the ${JSON_TOOL} tool, never as text.` }]
     }
   }
+  const search = webSearchTool(request.web_search_options)
+  if (search) tools.push(search as Anthropic.Tool)
   if (tools.length > 0) body.tools = tools
   if (toolChoice) body.tool_choice = toolChoice
   if (request.stream === true) body.stream = true

@@ -16,12 +16,17 @@ function stringLength(data: string, from: number): number {
   }
 }
 
-/** Generated characters in a chunk as an upstream wrote it: a few searches, no parse. */
+/** The characters of every string value of a member (`"name":"`) in JSON text: a few searches, no parse. */
+export function stringMemberChars(data: string, member: string): number {
+  let chars = 0
+  for (let at = data.indexOf(member); at !== -1; at = data.indexOf(member, at + member.length)) chars += stringLength(data, at + member.length)
+  return chars
+}
+
+/** Generated characters in a chunk as an upstream wrote it. */
 function rawGeneratedChars(data: string): number {
   let chars = 0
-  for (const member of GENERATED_MEMBERS) {
-    for (let at = data.indexOf(member); at !== -1; at = data.indexOf(member, at + member.length)) chars += stringLength(data, at + member.length)
-  }
+  for (const member of GENERATED_MEMBERS) chars += stringMemberChars(data, member)
   return chars
 }
 

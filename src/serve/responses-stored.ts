@@ -1,0 +1,122 @@
+import { responseNotFound, type ResponsesStore } from '../conversations/responses'
+import { type Unsupported, unsupported } from '../errors'
+import type { ResponsesApi } from '../providers/types'
+import type { RoutingTable, Target } from '../routing/table'
+import { toMessagesRequest } from '../wire/anthropic/request-from-chat'
+import { applyEdits, type JsonBody, replacement } from '../wire/json-text'
+import { visibleItems } from '../wire/openai-responses/answer-from-chat'
+import { chatCannotServe, gatewayRefuses } from '../wire/openai-responses/cannot-serve'
+import { toChatRequest } from '../wire/openai-responses/request-to-chat'
+import type { InputItem, ResponsesRequest } from '../wire/openai-responses/types'
+import { countTokensWith } from './count-tokens'
+import type { ServeCall } from './exchange'
+import { withAliasModel } from './responses-native'
+import type { ServeDeps } from './serve'
+
+/** How long a call to the upstream holding a stored response may take. */
+const STORED_CALL_TIMEOUT_MS = 30_000
+
+/** What the stored-response routes need: the store, the routing in force, and the caller's key. */
+export interface StoredResponses {
+  store: ResponsesStore
+  routing(): RoutingTable
+  keyId: string
+  /** Fires when the caller leaves: a call to an upstream is then given up. */
+  signal: AbortSignal
+}
+
+/** The native Responses API of the upstream that holds a stored response; a 404 once that upstream is gone from the config. */
+function holder(context: StoredResponses, upstream: string, id: string): ResponsesApi {
+  const api = context.routing().providers.get(upstream)?.responses
+  if (!api) throw responseNotFound(id)
+  return api
+}
+
+/** One call to a holding upstream, bounded in time and given up if the caller leaves. */
+const attemptFor = (signal: AbortSignal) => ({ signal: AbortSignal.any([signal, AbortSignal.timeout(STORED_CALL_TIMEOUT_MS)]), responded: () => {} })
+
+/** `GET /v1/responses/{id}`: the stored Response (items as `include` asks), or the holding upstream's, model the alias. */
+export async function retrieveResponse(context: StoredResponses, id: string, include: readonly string[], query: string): Promise<string> {
+  const found = await context.store.find({ keyId: context.keyId, id })
+  if (!found) throw responseNotFound(id)
+  if (found.at === 'gateway') return JSON.stringify({ ...found.response, output: visibleItems(found.output, include.includes('reasoning.encrypted_content')) })
+  const text = await holder(context, found.upstream, id).call('GET', `${encodeURIComponent(id)}${query}`, null, attemptFor(context.signal))
+  return withAliasModel(text, JSON.parse(text) as Record<string, unknown>, found.alias)
+}
+
+/** `DELETE /v1/responses/{id}`: forgotten here, and at the holding upstream. */
+export async function deleteResponse(context: StoredResponses, id: string): Promise<string> {
+  const ref = { keyId: context.keyId, id }
+  const found = await context.store.find(ref)
+  if (!found) throw responseNotFound(id)
+  if (found.at === 'upstream') await holder(context, found.upstream, id).call('DELETE', encodeURIComponent(id), null, attemptFor(context.signal))
+  await context.store.delete(ref)
+  return JSON.stringify({ id, object: 'response', deleted: true })
+}
+
+export interface ItemsPage {
+  after?: string
+  limit: number
+  order: 'asc' | 'desc'
+}
+
+/** An input item with an id: stored items without one are named by their place, as a list needs them. */
+const withId = (item: InputItem, index: number, responseId: string): InputItem & { id: string } =>
+  ({
+    ...item,
+    id: typeof (item as { id?: unknown }).id === 'string' ? (item as { id: string }).id : `in_${responseId.replace(/^resp_/, '')}_${index}`,
+  }) as InputItem & { id: string }
+
+/** `GET /v1/responses/{id}/input_items`: the turn's input items, a page at a time (OpenAI's list shape). */
+export async function listInputItems(context: StoredResponses, id: string, page: ItemsPage, query: string): Promise<string> {
+  const found = await context.store.find({ keyId: context.keyId, id })
+  if (!found) throw responseNotFound(id)
+  if (found.at === 'upstream')
+    return holder(context, found.upstream, id).call('GET', `${encodeURIComponent(id)}/input_items${query}`, null, attemptFor(context.signal))
+  const items = found.input.map((item, i) => withId(item, i, id))
+  if (page.order === 'desc') items.reverse()
+  const from = page.after === undefined ? 0 : items.findIndex((item) => item.id === page.after) + 1
+  const data = items.slice(from, from + page.limit)
+  return JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: from + page.limit < items.length })
+}
+
+/** Why a target cannot count a Responses request's input, or null. */
+function cannotCount(target: Target, request: ResponsesRequest): Unsupported | null {
+  if (target.provider.responses) return null
+  const refused = chatCannotServe(request)
+  if (refused) return refused
+  if (target.provider.countTokens || target.provider.messages) return null
+  return { code: 'unsupported_parameter', param: 'model', message: `The upstream "${target.upstream.name}" cannot count tokens` }
+}
+
+/**
+ * `POST /v1/responses/input_tokens`: a native target counts it itself; others count the request as
+ * translated for them (the o200k tokenizer, Anthropic's own count, the mock's words). Limited and
+ * released like count_tokens: no request in usage.
+ */
+export async function countResponseInputTokens(deps: ServeDeps, call: ServeCall, request: ResponsesRequest, body: JsonBody | undefined): Promise<string> {
+  const refused = gatewayRefuses(request)
+  if (refused) throw unsupported(refused)
+  const counted = await countTokensWith(deps, call, {
+    model: request.model,
+    cannotCount: (target) => cannotCount(target, request),
+    async count(target, attempt) {
+      const native = target.provider.responses
+      if (native) {
+        const member = body?.outline.members?.get('model')
+        const text =
+          body && member ? applyEdits(body.text, [replacement(member, JSON.stringify(target.model))]) : JSON.stringify({ ...request, model: target.model })
+        return (JSON.parse(await native.call('POST', 'input_tokens', text, attempt)) as { input_tokens: number }).input_tokens
+      }
+      const { chat } = toChatRequest(request, target.model, { maxEffort: target.upstream.maxReasoningEffort, unseal: () => null })
+      if (target.provider.messages) {
+        const { body: messages } = toMessagesRequest(chat, target.model)
+        const { max_tokens: _, ...countable } = messages
+        return (await target.provider.messages.countTokens(JSON.stringify(countable), attempt, { version: null, beta: null })).input_tokens
+      }
+      return target.provider.countTokens!(chat)
+    },
+  })
+  call.headers['content-type'] = 'application/json'
+  return JSON.stringify({ object: 'response.input_tokens', input_tokens: counted })
+}
