@@ -66,8 +66,16 @@ max_concurrent = 100000
 kind = "openai"
 base_url = "http://127.0.0.1:${mockPort}/v1"
 
+[upstreams.mock_native]
+kind = "openai"
+base_url = "http://127.0.0.1:${mockPort}/v1"
+responses = "native"
+
 [aliases."bench/fast"]
 targets = [{ upstream = "mock", model = "bench-model" }]
+
+[aliases."bench/native"]
+targets = [{ upstream = "mock_native", model = "bench-model" }]
 `,
 )
 const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath }
@@ -85,26 +93,30 @@ void gatewayStarted
 await waitForHealthy(`http://127.0.0.1:${barePort}/`)
 await waitForHealthy(`http://127.0.0.1:${relayPort}/`)
 
+/** What a scenario speaks: OpenAI's chat completions, or its Responses API. */
+type Api = 'chat' | 'responses'
+const PATHS: Record<Api, string> = { chat: '/v1/chat/completions', responses: '/v1/responses' }
+
 interface Target {
   name: string
   url: string
+  /** The APIs it is measured on (default: chat only). */
+  apis?: Api[]
   /** Several instances behind one name (the cluster): the load is spread over them. */
   urls?: string[]
   headers: Record<string, string>
   model: string
   pid?: number
 }
+const both: Api[] = ['chat', 'responses']
 const targets: Target[] = [
-  { name: 'direct', url: `http://127.0.0.1:${mockPort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
-  { name: 'bare proxy', url: `http://127.0.0.1:${barePort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
-  { name: 'JS relay', url: `http://127.0.0.1:${relayPort}/v1/chat/completions`, headers: {}, model: 'bench-model' },
-  {
-    name: 'chatgate',
-    url: `http://127.0.0.1:${gatewayPort}/v1/chat/completions`,
-    headers: { Authorization: `Bearer ${key}` },
-    model: 'bench/fast',
-    pid: gateway.pid,
-  },
+  { name: 'direct', url: `http://127.0.0.1:${mockPort}`, apis: both, headers: {}, model: 'bench-model' },
+  { name: 'bare proxy', url: `http://127.0.0.1:${barePort}`, apis: both, headers: {}, model: 'bench-model' },
+  { name: 'JS relay', url: `http://127.0.0.1:${relayPort}`, headers: {}, model: 'bench-model' },
+  // On the Responses API: translated through chat completions to the mock.
+  { name: 'chatgate', url: `http://127.0.0.1:${gatewayPort}`, apis: both, headers: { Authorization: `Bearer ${key}` }, model: 'bench/fast', pid: gateway.pid },
+  // The Responses API passed through to a native upstream, as sent.
+  { name: 'native', url: `http://127.0.0.1:${gatewayPort}`, apis: ['responses'], headers: { Authorization: `Bearer ${key}` }, model: 'bench/native' },
 ]
 
 if (options.peer === 'portkey') {
@@ -120,7 +132,7 @@ if (options.peer === 'portkey') {
   await waitForHealthy(`http://127.0.0.1:${portkeyPort}/`, 30_000)
   targets.push({
     name: 'portkey',
-    url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+    url: `http://127.0.0.1:${portkeyPort}`,
     headers: { 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `http://127.0.0.1:${mockPort}/v1`, Authorization: 'Bearer sk-bench' },
     model: 'bench-model',
     pid: portkey.pid,
@@ -154,7 +166,7 @@ if (clusterMissing !== null) {
       const port = await freePort()
       const child = start(['bun', 'src/main.ts'], { ...clusterEnv, PORT: String(port) })
       await waitForHealthy(`http://127.0.0.1:${port}/health`)
-      return { child, url: `http://127.0.0.1:${port}/v1/chat/completions` }
+      return { child, url: `http://127.0.0.1:${port}` }
     }),
   )
   cluster = {
@@ -177,21 +189,28 @@ if (clusterMissing !== null) {
 
 // ---------------------------------------------------------------- load
 
-const scenarios = [
-  { name: 'json c1', stream: false, connections: 1 },
-  { name: 'json c32', stream: false, connections: 32 },
-  { name: 'stream c1', stream: true, connections: 1 },
-  { name: 'stream c32', stream: true, connections: 32 },
+const scenarios: { name: string; api: Api; stream: boolean; connections: number }[] = [
+  { name: 'json c1', api: 'chat', stream: false, connections: 1 },
+  { name: 'json c32', api: 'chat', stream: false, connections: 32 },
+  { name: 'stream c1', api: 'chat', stream: true, connections: 1 },
+  { name: 'stream c32', api: 'chat', stream: true, connections: 32 },
+  { name: 'resp json', api: 'responses', stream: false, connections: 32 },
+  { name: 'resp strm', api: 'responses', stream: true, connections: 32 },
 ]
-const bodyFor = (model: string, stream: boolean) =>
-  JSON.stringify({ model, messages: [{ role: 'user', content: 'Say something about foxes.' }], ...(stream ? { stream: true } : {}) })
+const bodyFor = (model: string, stream: boolean, api: Api = 'chat') =>
+  JSON.stringify({
+    model,
+    ...(api === 'chat' ? { messages: [{ role: 'user', content: 'Say something about foxes.' }] } : { input: 'Say something about foxes.' }),
+    ...(stream ? { stream: true } : {}),
+  })
 
 const samples: Record<string, Record<string, WrkResult[]>> = {}
 for (let run = 1; run <= RUNS; run++) {
   for (const scenario of scenarios) {
     for (const target of targets) {
-      const body = bodyFor(target.model, scenario.stream)
-      const urls = target.urls ?? [target.url]
+      if (!(target.apis ?? ['chat']).includes(scenario.api)) continue
+      const body = bodyFor(target.model, scenario.stream, scenario.api)
+      const urls = (target.urls ?? [target.url]).map((base) => base + PATHS[scenario.api])
       await wrkSpread(urls, scenario.connections, WARMUP, body, target.headers)
       const result = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
       ;((samples[scenario.name] ??= {})[target.name] ??= []).push(result)
@@ -217,7 +236,7 @@ if (!options['skip-memory']) {
     while (sent < count) {
       const rate = Math.max(1000, samples['json c32']?.[target.name]?.[0]?.rps ?? 5000)
       const seconds = Math.max(1, Math.ceil(((count - sent) / rate) * 1.05))
-      sent += (await wrk(target.url, 32, seconds, body, target.headers)).requests
+      sent += (await wrk(target.url + PATHS.chat, 32, seconds, body, target.headers)).requests
     }
   }
   await until(Math.round(total / 10))
@@ -263,10 +282,10 @@ lines.push(
 for (const [scenario, byTarget] of Object.entries(summary)) {
   const direct = byTarget.direct!
   const bare = byTarget['bare proxy']!
-  const relay = byTarget['JS relay']!
+  const relay = byTarget['JS relay']
   for (const [target, r] of Object.entries(byTarget)) {
     const vsBare = target === 'direct' ? '' : (r.rps / bare.rps).toFixed(2)
-    const vsRelay = target === 'direct' || target === 'bare proxy' ? '' : (r.rps / relay.rps).toFixed(2)
+    const vsRelay = target === 'direct' || target === 'bare proxy' || !relay ? '' : (r.rps / relay.rps).toFixed(2)
     const vsDirect = target === 'direct' ? '' : (r.rps / direct.rps).toFixed(2)
     const p50d = target === 'direct' ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
     const p99d = target === 'direct' ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
@@ -298,6 +317,17 @@ if (longStreams) lines.push(...describeLongStreams(longStreams))
 const j = summary['json c32']!
 const s = summary['stream c32']!
 const c1 = summary['json c1']!
+// The Responses API's overhead over the bare proxy (added p50), beside chat completions' in the same run.
+const added = (row: Record<string, { p50: number }> | undefined, target: string) => (row?.[target]?.p50 ?? NaN) - (row?.['bare proxy']?.p50 ?? NaN)
+const responsesOverhead = [
+  ['JSON', added(summary['resp json'], 'native'), added(summary['resp json'], 'chatgate'), added(j, 'chatgate')],
+  ['stream', added(summary['resp strm'], 'native'), added(summary['resp strm'], 'chatgate'), added(s, 'chatgate')],
+] as const
+for (const [kind, native, translated, chat] of responsesOverhead) {
+  lines.push(
+    `Responses API ${kind} c32, p50 added over the bare proxy: native ${native.toFixed(3)} ms, translated ${translated.toFixed(3)} ms; chat completions ${chat.toFixed(3)} ms`,
+  )
+}
 const checks = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
   [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
@@ -315,6 +345,10 @@ const checks = [
         ] as [string, boolean],
       ]
     : []),
+  ...responsesOverhead.map(
+    ([kind, native, translated, chat]) =>
+      [`Responses ${kind} overhead (native and translated) within 10% of chat completions'`, Math.max(native, translated) <= chat * 1.1] as [string, boolean],
+  ),
   ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
 ] as [string, boolean][]
 lines.push('')

@@ -72,6 +72,14 @@ const EXTEND = `
   )
   UPDATE conversations SET expires_at = $until WHERE key_id = $key AND id IN (SELECT id FROM up)`
 
+/** One record, written or replaced (ids come from answers, which a caller may repeat): a prepared statement, not a query built per call. */
+const INSERT = `
+  INSERT INTO conversations (key_id, id, kind, upstream, parent_id, request, answer, size, created_at, expires_at, continued_by, claimed_until)
+  VALUES ($key, $id, $kind, $upstream, $parent, $request, $answer, $size, $created, $expires, NULL, NULL)
+  ON CONFLICT (key_id, id) DO UPDATE SET kind = excluded.kind, upstream = excluded.upstream, parent_id = excluded.parent_id,
+    request = excluded.request, answer = excluded.answer, size = excluded.size, created_at = excluded.created_at,
+    expires_at = excluded.expires_at, continued_by = NULL, claimed_until = NULL`
+
 /** The conversation store on SQLite: every read and write goes through the (key_id, id) primary key. */
 export class SqliteConversationStore implements ConversationStore {
   private readonly chainQuery
@@ -81,27 +89,68 @@ export class SqliteConversationStore implements ConversationStore {
   constructor(private readonly db: Db) {
     this.chainQuery = db.$client.query<Row, Record<string, string | number>>(CHAIN)
     this.extendAncestors = db.$client.query<never, Record<string, string | number>>(EXTEND)
+    this.insert = db.$client.query<never, Record<string, string | number | null>>(INSERT)
+    this.markContinued = db.$client.query<never, Record<string, string>>(
+      `UPDATE conversations SET continued_by = $child, claimed_until = NULL WHERE key_id = $key AND id = $id`,
+    )
     this.prune = db.$client.query<never, { now: number; batch: number }>(
       `DELETE FROM conversations WHERE rowid IN (SELECT rowid FROM conversations WHERE expires_at <= $now LIMIT $batch)`,
     )
+    this.writeBatch = db.$client.transaction((records: ConversationRecord[], rows: { request: string; answer: string; size: number }[]) => {
+      for (const [i, record] of records.entries()) this.write(record, rows[i]!)
+    })
   }
 
-  async put(record: ConversationRecord): Promise<boolean> {
-    const encoded = encodeRecord(record)
-    if (encoded === null) return false
-    const row: Row = { ...record, ...encoded, continuedBy: null, claimedUntil: null }
-    this.db.transaction((tx) => {
-      tx.insert(conversations)
-        .values(row)
-        .onConflictDoUpdate({ target: [conversations.keyId, conversations.id], set: row })
-        .run()
-      if (record.parentId === null) return
-      const parent = { keyId: record.keyId, id: record.parentId }
-      tx.update(conversations).set({ continuedBy: record.id, claimedUntil: null }).where(refIs(parent)).run()
-      // A history is only as alive as its oldest turn: the turns before this one live as long as it does.
-      this.extendAncestors.run({ key: record.keyId, id: record.parentId, now: record.createdAt, until: record.expiresAt, turns: MAX_CHAIN_TURNS })
+  private readonly insert
+  private readonly markContinued
+  private readonly writeBatch
+  /** Records put in this event-loop turn, written together in one transaction at its end. */
+  private pending: { record: ConversationRecord; encoded: { request: string; answer: string; size: number }; done: (error?: unknown) => void }[] = []
+
+  private write(record: ConversationRecord, encoded: { request: string; answer: string; size: number }): void {
+    this.insert.run({
+      key: record.keyId,
+      id: record.id,
+      kind: record.kind,
+      upstream: record.upstream,
+      parent: record.parentId,
+      ...encoded,
+      created: record.createdAt,
+      expires: record.expiresAt,
     })
-    return true
+    if (record.parentId === null) return
+    this.markContinued.run({ child: record.id, key: record.keyId, id: record.parentId })
+    // A history is only as alive as its oldest turn: the turns before this one live as long as it does.
+    this.extendAncestors.run({ key: record.keyId, id: record.parentId, now: record.createdAt, until: record.expiresAt, turns: MAX_CHAIN_TURNS })
+  }
+
+  /**
+   * Puts made in the same event-loop turn are written in one transaction (a group commit): a record
+   * costs a few statements, not a commit of its own, when many requests answer at once. Each put
+   * resolves once its transaction committed.
+   */
+  put(record: ConversationRecord): Promise<boolean> {
+    const encoded = encodeRecord(record)
+    if (encoded === null) return Promise.resolve(false)
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.flush())
+      this.pending.push({ record, encoded, done: (error) => (error === undefined ? resolve(true) : reject(error)) })
+    })
+  }
+
+  private flush(): void {
+    const batch = this.pending
+    this.pending = []
+    try {
+      this.writeBatch(
+        batch.map((entry) => entry.record),
+        batch.map((entry) => entry.encoded),
+      )
+    } catch (error) {
+      for (const entry of batch) entry.done(error)
+      return
+    }
+    for (const entry of batch) entry.done()
   }
 
   async get(ref: RecordRef, now: number): Promise<StoredRecord | null> {
