@@ -56,7 +56,7 @@ describe('admin API: who may call it', () => {
       ] as Record<string, string>[]) {
         const response = await send(enabled, method, path, body, headers)
         expect(`${method} ${path} ${response.status}`).toBe(`${method} ${path} 401`)
-        expect(await response.json()).toEqual({ error: { message: 'Unauthorized', type: 'authentication_error' } })
+        expect(await response.json()).toEqual({ error: { message: 'Unauthorized', type: 'authentication_error', param: null, code: null } })
       }
     }
   })

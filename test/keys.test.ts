@@ -145,7 +145,7 @@ describe('authentication comes before the body', () => {
           body,
         })
         expect(response.status).toBe(401)
-        expect(await response.json()).toEqual({ error: { message: 'Unauthorized', type: 'authentication_error' } })
+        expect(await response.json()).toEqual({ error: { message: 'Unauthorized', type: 'authentication_error', param: null, code: null } })
         expect(response.headers.get('x-svc-tier')).toBeNull()
       }
     }

@@ -47,7 +47,7 @@ export default (gateway) => new Elysia()
     const crash = await app.handle(new Request('http://localhost/hello/world', { method: 'POST' }))
     expect(crash.status).toBe(500)
     const body = await crash.text()
-    expect(JSON.parse(body)).toEqual({ error: { message: 'Internal server error', type: 'api_error' } })
+    expect(JSON.parse(body)).toEqual({ error: { message: 'Internal server error', type: 'api_error', param: null, code: null } })
     expect(body).not.toContain('secret stack detail')
     expect((await app.handle(new Request('http://localhost/v1/models'))).status).toBe(404)
   } finally {

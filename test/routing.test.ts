@@ -180,7 +180,10 @@ describe('retries and failure modes (non-streaming)', () => {
     }
   })
 
-  test('hang forever: 504 timeout_error after connect_timeout_ms, and the upstream request is aborted', async () => {
+  // The next three wait out the upstream bounds on every attempt (3 to 5 s each): they run side by
+  // side. Each has its own content, so the fault server counts its attempts and aborts apart, and
+  // none of them reads usage, which their overlapping requests would share.
+  test.concurrent('hang forever: 504 timeout_error after connect_timeout_ms, and the upstream request is aborted', async () => {
     const content = mode('hang')
     const response = await chat(gw, content)
     expect(response.status).toBe(504)
@@ -196,14 +199,14 @@ describe('retries and failure modes (non-streaming)', () => {
     expect(aborts()).toBe(3)
   })
 
-  test('slow first byte beyond connect_timeout_ms: 504', async () => {
+  test.concurrent('slow first byte beyond connect_timeout_ms: 504', async () => {
     const content = mode(SLOW_FIRST_BYTE)
     const response = await chat(gw, content)
     expect(response.status).toBe(504)
     expect((await errorOf(response)).message).toContain(`no response within ${CONNECT_MS} ms`)
   })
 
-  test('a body that drips slower than timeout_ms: 504', async () => {
+  test.concurrent('a body that drips slower than timeout_ms: 504', async () => {
     const content = mode(DRIP)
     const response = await chat(gw, content)
     expect(response.status).toBe(504)
@@ -369,7 +372,7 @@ targets = [{ upstream = "faulty", model = "fm" }, { upstream = "good", model = "
   })
 })
 
-describe('every fault mode: status, type, attempts, circuit and usage', () => {
+describe.concurrent('every fault mode: status, type, attempts, circuit and usage', () => {
   // One attempt per request (max_retries = 0) and a breaker that opens on the first failure, so each
   // row shows exactly what one failure of that kind does.
   const rows: [mode: string, stream: boolean, status: number, type: string, circuit: 'open' | 'closed'][] = [
@@ -389,27 +392,31 @@ describe('every fault mode: status, type, attempts, circuit and usage', () => {
     ['reset-stream:3', true, 200, 'upstream_error', 'open'],
     [DRIP, true, 200, 'timeout_error', 'open'],
   ]
-  for (const [m, stream, status, type, circuit] of rows) {
+  // The rows run side by side, each on a gateway of its own (its circuits, its usage) with a content
+  // of its own at the fault server. The gateways are made first, one after another: making one keeps
+  // the event loop busy for a while, which would eat into the bounds of requests already under way.
+  const gateways: Awaited<ReturnType<typeof gatewayWith>>[] = []
+  setup(async () => {
+    for (const _ of rows) gateways.push(await gatewayWith(`max_retries = 0\n${BOUNDS}\nfailure_threshold = 1\ncooldown_ms = 60000`))
+  })
+  teardown(() => {
+    for (const gw of gateways) gw.dispose()
+  })
+  for (const [row, [m, stream, status, type, circuit]] of rows.entries()) {
     test(`${m}${stream ? ' (stream)' : ''}: ${status} ${type}, circuit ${circuit}`, async () => {
-      const gw = await gatewayWith(`max_retries = 0\n${BOUNDS}\nfailure_threshold = 1\ncooldown_ms = 60000`)
-      try {
-        const content = mode(m)
-        const response = await chat(gw, content, stream ? { stream: true } : {})
-        expect(response.status).toBe(status)
-        expect(response.headers.get('x-svc-attempts')).toBe('1')
-        expect(response.headers.get('x-svc-upstream')).toBe('faulty')
-        expect(response.headers.get('x-svc-model')).toBe('fm')
-        const error =
-          status === 200
-            ? (JSON.parse((await sseEvents(response)).at(-1)!.slice('data: '.length)) as { error: { type: string } }).error
-            : await errorOf(response)
-        expect(error.type).toBe(type)
-        expect(faults.hits.get(content)).toBe(1)
-        expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 1, cooldownMs: 60_000 }, Date.now())).toBe(circuit)
-        expect(await todayUsage(gw)).toMatchObject({ requests: 1, errors: 1 })
-      } finally {
-        gw.dispose()
-      }
+      const gw = gateways[row]!
+      const content = mode(m)
+      const response = await chat(gw, content, stream ? { stream: true } : {})
+      expect(response.status).toBe(status)
+      expect(response.headers.get('x-svc-attempts')).toBe('1')
+      expect(response.headers.get('x-svc-upstream')).toBe('faulty')
+      expect(response.headers.get('x-svc-model')).toBe('fm')
+      const error =
+        status === 200 ? (JSON.parse((await sseEvents(response)).at(-1)!.slice('data: '.length)) as { error: { type: string } }).error : await errorOf(response)
+      expect(error.type).toBe(type)
+      expect(faults.hits.get(content)).toBe(1)
+      expect(gw.gateway.circuits.state('faulty/fm', { failureThreshold: 1, cooldownMs: 60_000 }, Date.now())).toBe(circuit)
+      expect(await todayUsage(gw)).toMatchObject({ requests: 1, errors: 1 })
     })
   }
 })

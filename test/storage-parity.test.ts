@@ -19,7 +19,7 @@ import { UsageTotals } from '../src/usage/accumulator'
 import type { UsageEntry } from '../src/usage/entry'
 import type { BucketSums } from '../src/usage/store'
 import { tempDir } from './support/gateway'
-import { describeWithServers, type PostgresServer, startPostgres } from './support/servers'
+import { describeWithServers, type PostgresServer, sharedPostgres } from './support/servers'
 import { seededRandom } from './support/random'
 import { setup, teardown, TEST_MS } from './support/hooks'
 import { storeScenario } from './conversations/store-scenario'
@@ -70,10 +70,7 @@ describe('the SQLite and Postgres schemas are in step', () => {
 describeWithServers('the migrated databases are in step', ['postgres'], () => {
   let server: PostgresServer
   setup(async () => {
-    server = await startPostgres()
-  })
-  teardown(async () => {
-    await server?.dispose()
+    server = await sharedPostgres()
   })
 
   test('after their migrations, both databases hold the same tables and columns', async () => {
@@ -114,13 +111,12 @@ describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'],
   let pg: Stores
   const dir = tempDir()
   setup(async () => {
-    server = await startPostgres()
+    server = await sharedPostgres()
     sqlite = openSqliteStores(`${dir.path}/stores.sqlite`)
     pg = await openPostgresStores(await server.createDatabase(), { applicationName: 'parity test', poolSize: 4 })
   })
   teardown(async () => {
     await Promise.all([sqlite?.close(), pg?.close()])
-    await server?.dispose()
     dir[Symbol.dispose]()
   })
   const both = <T>(read: (stores: Stores) => Promise<T>) => Promise.all([read(sqlite), read(pg)])
@@ -218,13 +214,12 @@ describeWithServers('the conversation store answers alike on SQLite and Postgres
   let sqlite: Stores
   let pg: Stores
   setup(async () => {
-    server = await startPostgres()
+    server = await sharedPostgres()
     sqlite = openSqliteStores(':memory:')
     pg = await openPostgresStores(await server.createDatabase(), { applicationName: 'parity test', poolSize: 4 })
   })
   teardown(async () => {
     await Promise.all([sqlite?.close(), pg?.close()])
-    await server?.dispose()
   })
 
   test('conversations: records, chains, claims, expiry, deletes and pruning alike', async () => {

@@ -81,6 +81,13 @@ export class ResponsesStore {
     return this.store.put({ ...ref, kind: 'response', parentId, upstream, request, answer, createdAt, expiresAt: expiryOf(createdAt, this.options.ttlMs()) })
   }
 
+  /** The turns that led to a response the gateway holds, first to last (its own included); null when this key has none whole by that id. */
+  async turns(ref: RecordRef): Promise<{ id: string; input: InputItem[]; output: OutputItem[] }[] | null> {
+    const chain = await this.store.chain(ref, this.options.now())
+    if (chain === null || chain.some((record) => record.kind !== 'response' || record.upstream !== null)) return null
+    return chain.map((record) => ({ id: record.id, input: (record.request as StoredInput).input, output: (record.answer as StoredOutput).output }))
+  }
+
   /** A stored response for GET, DELETE and input_items; null when this key has none by that id. */
   async find(ref: RecordRef): Promise<StoredResponse | null> {
     const record = await this.store.get(ref, this.options.now())

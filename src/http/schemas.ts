@@ -13,8 +13,8 @@ export const ErrorSchema = t.Object(
     error: t.Object({
       message: t.String(),
       type: t.String({ examples: ['invalid_request_error', 'authentication_error', 'not_found_error', 'rate_limit_error'] }),
-      code: t.Optional(t.Union([t.String(), t.Null()])),
-      param: t.Optional(t.Union([t.String(), t.Null()])),
+      param: t.Union([t.String(), t.Null()]),
+      code: t.Union([t.String(), t.Null()]),
     }),
   },
   { title: 'Error' },

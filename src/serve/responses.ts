@@ -52,6 +52,28 @@ const nativeHistory = (history: InputItem[]) =>
     (item) => !(item.type === 'reasoning' && String((item as { encrypted_content?: unknown }).encrypted_content ?? '').startsWith(SEALED_REASONING_PREFIX)),
   )
 
+/**
+ * The body a native target gets: the caller's text with only `model` replaced; when the gateway
+ * holds the conversation `previous_response_id` names, the request with that history as its first
+ * input items instead (the upstream knows no such id).
+ */
+export function nativeRequestText(request: ResponsesRequest, body: JsonBody | undefined, model: string, previous: PreviousResponse | null): string {
+  const member = body?.outline.members?.get('model')
+  if (previous?.at !== 'gateway' && body && member) return applyEdits(body.text, [replacement(member, JSON.stringify(model))])
+  if (previous?.at !== 'gateway') return JSON.stringify({ ...request, model })
+  return JSON.stringify({ ...request, model, input: [...nativeHistory(previous.history), ...inputItems(request.input)], previous_response_id: undefined })
+}
+
+/** A conversation an upstream holds is continued there only: every other target is refused, naming previous_response_id. */
+export function heldElsewhere(target: Target, previous: PreviousResponse | null): Unsupported | null {
+  if (previous?.at !== 'upstream' || (target.provider.responses !== undefined && target.upstream.name === previous.upstream)) return null
+  return {
+    code: 'unsupported_parameter',
+    param: 'previous_response_id',
+    message: `Upstream "${target.upstream.name}" does not hold response "${previous.id}"`,
+  }
+}
+
 /** Anthropic's web search, from the Responses API's hosted web_search tool: the pivot's web_search_options. */
 function withWebSearch(chat: ChatRequest, tool: Record<string, unknown>): ChatRequest {
   const options: Record<string, unknown> = {}
@@ -103,17 +125,7 @@ function responsesTurn(request: ResponsesRequest, body: JsonBody | undefined, co
       names: translate(target).names,
     }),
     /** The caller's text for a native target, model replaced; rebuilt when the gateway holds the conversation. */
-    nativeBody(target: Target): string {
-      const member = body?.outline.members?.get('model')
-      if (previous?.at !== 'gateway' && body && member) return applyEdits(body.text, [replacement(member, JSON.stringify(target.model))])
-      if (previous?.at !== 'gateway') return JSON.stringify({ ...request, model: target.model })
-      return JSON.stringify({
-        ...request,
-        model: target.model,
-        input: [...nativeHistory(history), ...inputItems(request.input)],
-        previous_response_id: undefined,
-      })
-    },
+    nativeBody: (target: Target): string => nativeRequestText(request, body, target.model, previous),
     keepNative: (target: Target, responseId: unknown) =>
       typeof responseId === 'string'
         ? keep(() => context.store.keepNative({ keyId: context.keyId, id: responseId }, previous?.id ?? null, target.upstream.name, alias))
@@ -140,15 +152,9 @@ export function responsesExchange(request: ResponsesRequest, body: JsonBody | un
       hostedTools = resolved.hostedTools
     },
     cannotServe(target): Unsupported | null {
-      const native = target.provider.responses !== undefined
-      if (previous?.at === 'upstream' && !(native && target.upstream.name === previous.upstream)) {
-        return {
-          code: 'unsupported_parameter',
-          param: 'previous_response_id',
-          message: `Upstream "${target.upstream.name}" does not hold response "${previous.id}"`,
-        }
-      }
-      if (native) return null
+      const held = heldElsewhere(target, previous)
+      if (held) return held
+      if (target.provider.responses !== undefined) return null
       const refused = chatCannotServe(request, turn.history)
       if (refused) return refused
       const missing = turn.unrun(target)

@@ -16,6 +16,12 @@
  * machine nor hangs, and the last test asserts there was none. (Without
  * CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, 2.1.332 opens three connections to
  * api.anthropic.com:443 per `claude -p` run even with ANTHROPIC_BASE_URL set.)
+ *
+ * The runs take about a second each, most of it Claude Code starting: the tests run side by side
+ * (a few Claude Code processes at a time), and the last one, which reads the trap, after all of
+ * them. Each run has a HOME and working directory of its own, which Claude Code writes into the
+ * environment block of every request it sends, so a test picks out what its own run sent to an
+ * upstream (`sentBy`) whatever the others send meanwhile.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -23,9 +29,11 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { ANTHROPIC_MARKER } from '../support/fakes/anthropic'
+import type { RecordedCall } from '../support/fakes/common'
 import { OPENAI_MARKER } from '../support/fakes/openai'
 import { ROOT } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
+import { limit } from '../support/limit'
 import { waitFor } from '../support/wait'
 import { ALIASES, type ClientsGateway, docBlock, docPage, DOCS_GATEWAY_URL, startClientsGateway } from './harness'
 
@@ -98,11 +106,18 @@ interface Run {
   home: string
 }
 
+/** The calls a run sent: Claude Code writes its working directory (the run's own HOME) into every request's environment block. */
+const sentBy = (calls: RecordedCall[], run: Run) => calls.filter((call) => call.text.includes(run.home))
+
+/** How many Claude Code processes run at once. */
+const CLAUDE_AT_ONCE = 4
+
 describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, () => {
   let cg: ClientsGateway
   const homes: string[] = []
   const binary = claudeBinary()
   let trap: ReturnType<typeof phoneHomeTrap>
+  const slot = limit(CLAUDE_AT_ONCE)
 
   setup(async () => {
     trap = phoneHomeTrap()
@@ -126,17 +141,20 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
       delete env.ANTHROPIC_AUTH_TOKEN
       Object.assign(env, pageEnv('env-x-api-key', cg.url, cg.key))
     }
-    const proc = Bun.spawn([binary, ...args], {
-      cwd: home,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env, ...testGuards(trap.url), ...extraEnv },
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      // A safety net below the test's own bound, so a hang fails with Claude Code's output.
-      timeout: TEST_MS - 10_000,
+    const queued = performance.now()
+    return slot(async () => {
+      const proc = Bun.spawn([binary, ...args], {
+        cwd: home,
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...env, ...testGuards(trap.url), ...extraEnv },
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'pipe',
+        // A safety net below the test's own bound (less the wait for a slot), so a hang fails with Claude Code's output.
+        timeout: Math.max(1_000, Math.round(TEST_MS - 10_000 - (performance.now() - queued))),
+      })
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
+      return { code, stdout, stderr, home }
     })
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
-    return { code, stdout, stderr, home }
   }
 
   /** What a failed expectation shows: Claude Code's output and the gateway's recent log lines. */
@@ -148,7 +166,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     if (!ok) throw new Error(`claude did not print ${needles.map((n) => JSON.stringify(n)).join(' and ')}:\n${explain(run)}`)
   }
 
-  test(`the pinned binary runs here, offline (claude --version)`, async () => {
+  test.concurrent(`the pinned binary runs here, offline (claude --version)`, async () => {
     const run = await claude(['--version'], 'bearer')
     expect(run.stdout.trim()).toBe(`${CLAUDE_CODE_VERSION} (Claude Code)`)
   })
@@ -162,59 +180,65 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
 
   for (const { kind, alias } of upstreams) {
     for (const auth of auths) {
-      test(`${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`, async () => {
-        const before = { anthropic: cg.anthropic.messageCalls().length, openai: cg.openai.chatCalls().length }
+      test.concurrent(`${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`, async () => {
         const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], auth)
         const expected = alias === ALIASES.mock ? 'chatgate-prompt-marker' : alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
         expectSuccess(run, expected)
-        if (alias === ALIASES.anthropic) expect(cg.anthropic.messageCalls().length).toBeGreaterThan(before.anthropic)
-        if (alias === ALIASES.openai) expect(cg.openai.chatCalls().length).toBeGreaterThan(before.openai)
+        if (alias === ALIASES.anthropic) expect(sentBy(cg.anthropic.messageCalls(), run).length).toBeGreaterThan(0)
+        if (alias === ALIASES.openai) expect(sentBy(cg.openai.chatCalls(), run).length).toBeGreaterThan(0)
       })
 
-      test(`${kind} (${alias}), key as ${auth}: a tool loop: the model calls Bash, Claude Code runs it, sends the result, prints the final text`, async () => {
-        if (alias === ALIASES.mock) {
-          // The mock calls a tool when a user text holds [[tool:NAME {args}]], then echoes once the result is back.
-          const prompt = `[[tool:Bash {"command":"${TOOL_COMMAND}","description":"Print a marker"}]] chatgate-mock-final`
-          const run = await claude(['-p', prompt, '--model', alias, '--allowedTools', ALLOWED, '--output-format', 'stream-json', '--verbose'], auth)
-          const events = run.stdout
-            .split('\n')
-            .filter((line) => line.startsWith('{'))
-            .map((line) => JSON.parse(line) as Record<string, any>)
-          const uses = events.flatMap((e) => (e.type === 'assistant' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_use')
-          const results = events.flatMap((e) => (e.type === 'user' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_result')
-          const result = events.find((e) => e.type === 'result')
-          const ok =
-            uses.some((b: any) => b.name === 'Bash' && b.input?.command === TOOL_COMMAND) &&
-            results.some((b: any) => JSON.stringify(b.content).includes(TOOL_OUTPUT) && b.is_error !== true) &&
-            result?.is_error === false &&
-            String(result?.result).includes('chatgate-mock-final')
-          if (!ok) throw new Error(`the mock's tool loop did not complete:\n${explain(run)}`)
-          return
-        }
-        const fake = alias === ALIASES.anthropic ? cg.anthropic : cg.openai
-        const before = fake.calls.length
-        const run = await claude(['-p', 'Run the marker command and tell me what it printed', '--model', alias, '--allowedTools', ALLOWED], auth)
-        const marker = alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
-        // The fake's final text quotes the tool result it got back: the command ran and its output made the round trip.
-        expectSuccess(run, marker, `(the tool said: ${TOOL_OUTPUT})`)
-        const sent = fake.calls.slice(before)
-        const followUp = sent.find((call) => call.text.includes(TOOL_OUTPUT))
-        if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
-        // Claude Code thinks adaptively: the thinking of the tool-call turn went back with the call, unchanged.
-        const assistant = (followUp.body.messages as { role: string; content: any; reasoning_content?: string }[]).findLast((m) => m.role === 'assistant')!
-        if (alias === ALIASES.anthropic) {
-          expect(assistant.content[0].type).toBe('thinking')
-          expect(assistant.content[0].signature).toStartWith('fakesig_a_')
-        } else {
-          const called = cg.openai.completions.findLast((c) => c.choices[0].message.tool_calls)
-          expect(assistant.reasoning_content).toBe(called.choices[0].message.reasoning_content)
-        }
-      })
+      test.concurrent(
+        `${kind} (${alias}), key as ${auth}: a tool loop: the model calls Bash, Claude Code runs it, sends the result, prints the final text`,
+        async () => {
+          if (alias === ALIASES.mock) {
+            // The mock calls a tool when a user text holds [[tool:NAME {args}]], then echoes once the result is back.
+            const prompt = `[[tool:Bash {"command":"${TOOL_COMMAND}","description":"Print a marker"}]] chatgate-mock-final`
+            const run = await claude(['-p', prompt, '--model', alias, '--allowedTools', ALLOWED, '--output-format', 'stream-json', '--verbose'], auth)
+            const events = run.stdout
+              .split('\n')
+              .filter((line) => line.startsWith('{'))
+              .map((line) => JSON.parse(line) as Record<string, any>)
+            const uses = events.flatMap((e) => (e.type === 'assistant' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_use')
+            const results = events.flatMap((e) => (e.type === 'user' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_result')
+            const result = events.find((e) => e.type === 'result')
+            const ok =
+              uses.some((b: any) => b.name === 'Bash' && b.input?.command === TOOL_COMMAND) &&
+              results.some((b: any) => JSON.stringify(b.content).includes(TOOL_OUTPUT) && b.is_error !== true) &&
+              result?.is_error === false &&
+              String(result?.result).includes('chatgate-mock-final')
+            if (!ok) throw new Error(`the mock's tool loop did not complete:\n${explain(run)}`)
+            return
+          }
+          const fake = alias === ALIASES.anthropic ? cg.anthropic : cg.openai
+          const run = await claude(['-p', 'Run the marker command and tell me what it printed', '--model', alias, '--allowedTools', ALLOWED], auth)
+          const marker = alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
+          // The fake's final text quotes the tool result it got back: the command ran and its output made the round trip.
+          expectSuccess(run, marker, `(the tool said: ${TOOL_OUTPUT})`)
+          const sent = sentBy(fake.calls, run)
+          const followUp = sent.find((call) => call.text.includes(TOOL_OUTPUT))
+          if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
+          // Claude Code thinks adaptively: the thinking of the tool-call turn went back with the call, unchanged.
+          const assistant = (followUp.body.messages as { role: string; content: any; reasoning_content?: string; tool_calls?: { id: string }[] }[]).findLast(
+            (m) => m.role === 'assistant',
+          )!
+          if (alias === ALIASES.anthropic) {
+            expect(assistant.content[0].type).toBe('thinking')
+            expect(assistant.content[0].signature).toStartWith('fakesig_a_')
+          } else {
+            // The completion that made this tool call (the fake numbers its tool call ids).
+            const called = cg.openai.completions.findLast((c) =>
+              c.choices[0].message.tool_calls?.some((t: { id: string }) => assistant.tool_calls?.some((a) => a.id === t.id)),
+            )
+            expect(assistant.reasoning_content).toBe(called.choices[0].message.reasoning_content)
+          }
+        },
+      )
     }
   }
 
   for (const auth of auths) {
-    test(`a wrong key as ${auth} is refused: the key is what lets Claude Code in`, async () => {
+    test.concurrent(`a wrong key as ${auth} is refused: the key is what lets Claude Code in`, async () => {
       const wrong: Record<string, string> = auth === 'bearer' ? { ANTHROPIC_AUTH_TOKEN: 'sk-cg-wrong' } : { ANTHROPIC_API_KEY: 'sk-cg-wrong' }
       const run = await claude(['-p', 'Say hello', '--model', ALIASES.mock, '--tools', ''], auth, wrong)
       expect(run.code).not.toBe(0)
@@ -222,66 +246,75 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     })
   }
 
-  test('what Claude Code sends reaches an Anthropic upstream as sent: the system-role message in place, cache_control, thinking, betas; only the model replaced', async () => {
-    const before = cg.anthropic.messageCalls().length
-    const run = await claude(['-p', 'Say hello', '--model', ALIASES.anthropic, '--tools', ''], 'bearer')
-    expectSuccess(run, ANTHROPIC_MARKER)
-    const call = cg.anthropic.messageCalls().slice(before)[0]!
-    const body = call.body
-    expect(body.model).toBe('claude-sonnet-4-5')
-    // The environment block: a role "system" message after the first user message, kept where it was.
-    const systemAt = body.messages.findIndex((m: any) => m.role === 'system')
-    expect(systemAt).toBeGreaterThan(0)
-    expect(JSON.stringify(body.messages[systemAt].content)).toContain('# Environment')
-    expect(body.system[0].text).toStartWith('x-anthropic-billing-header:')
-    expect(call.text).toContain('"cache_control"')
-    expect(body.thinking?.type).toBe('adaptive')
-    expect(body.stream).toBe(true)
-    expect(call.headers.get('anthropic-beta')).toContain('claude-code-20250219')
-    expect(call.headers.get('x-api-key')).toBe('sk-ant-fake-upstream-key')
-    // The page's CLAUDE_CODE_MAX_CONTEXT_TOKENS tells Claude Code the window an alias name cannot.
-    expect(run.stderr).not.toContain("doesn't recognize the model")
-  })
+  test.concurrent(
+    'what Claude Code sends reaches an Anthropic upstream as sent: the system-role message in place, cache_control, thinking, betas; only the model replaced',
+    async () => {
+      const run = await claude(['-p', 'Say hello', '--model', ALIASES.anthropic, '--tools', ''], 'bearer')
+      expectSuccess(run, ANTHROPIC_MARKER)
+      const call = sentBy(cg.anthropic.messageCalls(), run)[0]!
+      const body = call.body
+      expect(body.model).toBe('claude-sonnet-4-5')
+      // The environment block: a role "system" message after the first user message, kept where it was.
+      const systemAt = body.messages.findIndex((m: any) => m.role === 'system')
+      expect(systemAt).toBeGreaterThan(0)
+      expect(JSON.stringify(body.messages[systemAt].content)).toContain('# Environment')
+      expect(body.system[0].text).toStartWith('x-anthropic-billing-header:')
+      expect(call.text).toContain('"cache_control"')
+      expect(body.thinking?.type).toBe('adaptive')
+      expect(body.stream).toBe(true)
+      expect(call.headers.get('anthropic-beta')).toContain('claude-code-20250219')
+      expect(call.headers.get('x-api-key')).toBe('sk-ant-fake-upstream-key')
+      // The page's CLAUDE_CODE_MAX_CONTEXT_TOKENS tells Claude Code the window an alias name cannot.
+      expect(run.stderr).not.toContain("doesn't recognize the model")
+    },
+  )
 
-  test('what reaches an OpenAI-compatible upstream: the system message at its place, no attribution block, no cache_control, adaptive thinking as reasoning_effort', async () => {
-    const before = cg.openai.chatCalls().length
-    const run = await claude(['-p', 'Say hello', '--model', ALIASES.openai, '--tools', ''], 'bearer')
-    expectSuccess(run, OPENAI_MARKER)
-    const call = cg.openai.chatCalls().slice(before)[0]!
-    const messages = call.body.messages as { role: string; content: unknown }[]
-    const roles = messages.map((m) => m.role)
-    // Leading system (the top-level system), the user turn, then Claude Code's environment block in place.
-    expect(roles[0]).toBe('system')
-    const userAt = roles.indexOf('user')
-    const envAt = messages.findIndex((m, i) => i > userAt && m.role === 'system' && JSON.stringify(m.content).includes('# Environment'))
-    expect(envAt).toBeGreaterThan(userAt)
-    expect(call.text).not.toContain('x-anthropic-billing-header')
-    expect(call.text).not.toContain('cache_control')
-    // Claude Code sends thinking {type: "adaptive"} with output_config.effort "high".
-    expect(call.body.reasoning_effort).toBe('high')
-  })
+  test.concurrent(
+    'what reaches an OpenAI-compatible upstream: the system message at its place, no attribution block, no cache_control, adaptive thinking as reasoning_effort',
+    async () => {
+      const run = await claude(['-p', 'Say hello', '--model', ALIASES.openai, '--tools', ''], 'bearer')
+      expectSuccess(run, OPENAI_MARKER)
+      const call = sentBy(cg.openai.chatCalls(), run)[0]!
+      const messages = call.body.messages as { role: string; content: unknown }[]
+      const roles = messages.map((m) => m.role)
+      // Leading system (the top-level system), the user turn, then Claude Code's environment block in place.
+      expect(roles[0]).toBe('system')
+      const userAt = roles.indexOf('user')
+      const envAt = messages.findIndex((m, i) => i > userAt && m.role === 'system' && JSON.stringify(m.content).includes('# Environment'))
+      expect(envAt).toBeGreaterThan(userAt)
+      expect(call.text).not.toContain('x-anthropic-billing-header')
+      expect(call.text).not.toContain('cache_control')
+      // Claude Code sends thinking {type: "adaptive"} with output_config.effort "high".
+      expect(call.body.reasoning_effort).toBe('high')
+    },
+  )
 
-  test('ToolSearch through an OpenAI-compatible upstream: its tool_reference result reaches the upstream as text, and the loop completes', async () => {
-    const before = cg.openai.chatCalls().length
-    const run = await claude(['-p', 'Find the web fetch tool [[call:ToolSearch]]', '--model', ALIASES.openai], 'bearer')
-    expectSuccess(run, OPENAI_MARKER)
-    const calls = cg.openai.chatCalls().slice(before)
-    const toolMessages = calls.flatMap((call) => (call.body.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'tool'))
-    expect(toolMessages.some((m) => JSON.stringify(m.content).includes('WebFetch'))).toBe(true)
-    // A tool marked defer_loading is declared as an ordinary tool (the fake refuses unknown tool keys).
-    expect(calls.every((call) => !call.text.includes('defer_loading'))).toBe(true)
-  })
+  test.concurrent(
+    'ToolSearch through an OpenAI-compatible upstream: its tool_reference result reaches the upstream as text, and the loop completes',
+    async () => {
+      const run = await claude(['-p', 'Find the web fetch tool [[call:ToolSearch]]', '--model', ALIASES.openai], 'bearer')
+      expectSuccess(run, OPENAI_MARKER)
+      const calls = sentBy(cg.openai.chatCalls(), run)
+      const toolMessages = calls.flatMap((call) => (call.body.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'tool'))
+      expect(toolMessages.some((m) => JSON.stringify(m.content).includes('WebFetch'))).toBe(true)
+      // A tool marked defer_loading is declared as an ordinary tool (the fake refuses unknown tool keys).
+      expect(calls.every((call) => !call.text.includes('defer_loading'))).toBe(true)
+    },
+  )
 
-  test('without a model setting Claude Code asks for a model name of its own, which the gateway refuses with model_not_found (as the page says)', async () => {
-    const logged = cg.gateway.output().length
-    const run = await claude(['-p', 'Say hello', '--tools', ''], 'bearer', { ANTHROPIC_MODEL: '' })
-    expect(run.code).not.toBe(0)
-    // What the page's troubleshooting quotes, and the gateway's reason in its request log.
-    expect(run.stdout + run.stderr).toContain("There's an issue with the selected model (claude-")
-    await waitFor(() => cg.gateway.output().slice(logged).includes('"error_code":"model_not_found"'), "the gateway's request log line with model_not_found")
-  })
+  test.concurrent(
+    'without a model setting Claude Code asks for a model name of its own, which the gateway refuses with model_not_found (as the page says)',
+    async () => {
+      const logged = cg.gateway.output().length
+      const run = await claude(['-p', 'Say hello', '--tools', ''], 'bearer', { ANTHROPIC_MODEL: '' })
+      expect(run.code).not.toBe(0)
+      // What the page's troubleshooting quotes, and the gateway's reason in its request log.
+      expect(run.stdout + run.stderr).toContain("There's an issue with the selected model (claude-")
+      await waitFor(() => cg.gateway.output().slice(logged).includes('"error_code":"model_not_found"'), "the gateway's request log line with model_not_found")
+    },
+  )
 
-  test('model discovery (CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1): Claude Code reads the aliases from GET /v1/models', async () => {
+  test.concurrent('model discovery (CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1): Claude Code reads the aliases from GET /v1/models', async () => {
     const discovery = pageEnv('discovery', cg.url, cg.key)
     const run = await claude(['-p', 'Say hello', '--model', ALIASES.mock, '--tools', ''], 'bearer', discovery)
     expectSuccess(run, 'Say hello')
@@ -291,22 +324,24 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     expect(ids).toEqual(expect.arrayContaining([ALIASES.anthropic, ALIASES.anthropicFast, ALIASES.openai]))
   })
 
-  test("the page's examples run as written (the docs' own command lines)", async () => {
+  test.concurrent("the page's examples run as written (the docs' own command lines)", async () => {
     for (const tag of ['examples', 'mock']) {
       for (const line of docBlock(PAGE, 'sh', tag)
         .split('\n')
         .filter((l) => l.startsWith('claude '))) {
         const home = mkdtempSync(join(tmpdir(), 'chatgate-claude-home-'))
         homes.push(home)
-        const proc = Bun.spawn(['bash', '-c', line], {
-          cwd: home,
-          env: { PATH: `${dirname(binary)}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, ...pageEnv('env', cg.url, cg.key), ...testGuards(trap.url) },
-          stdin: 'ignore',
-          stdout: 'pipe',
-          stderr: 'pipe',
-          timeout: 20_000,
+        const [stdout, stderr, code] = await slot(() => {
+          const proc = Bun.spawn(['bash', '-c', line], {
+            cwd: home,
+            env: { PATH: `${dirname(binary)}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, ...pageEnv('env', cg.url, cg.key), ...testGuards(trap.url) },
+            stdin: 'ignore',
+            stdout: 'pipe',
+            stderr: 'pipe',
+            timeout: 20_000,
+          })
+          return Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
         })
-        const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
         if (code !== 0 || stdout.trim() === '' || stdout.includes('API Error')) {
           throw new Error(`the docs' command failed: ${line}\n${explain({ code, stdout, stderr, home })}`)
         }

@@ -9,6 +9,8 @@
  * | `anthropic/fast`  | the fake Anthropic upstream, model `claude-haiku-4-5`       |
  * | `anthropic/gpt`   | the fake OpenAI-compatible upstream, model `gpt-4o`          |
  * | `local/echo`      | the built-in mock                                           |
+ * | `openai/gpt-5.6`  | the fake OpenAI Responses upstream (`responses = "native"`), model `gpt-5.6` |
+ * | `openai/gpt-4o`   | the fake OpenAI-compatible upstream, model `gpt-4o` (Responses translated) |
  *
  * One gateway per test file, reused by its tests; everything binds 127.0.0.1.
  */
@@ -16,11 +18,22 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, spawnGateway } from '../support/process'
-import { fakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../support/fakes/anthropic'
-import { fakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../support/fakes/openai'
+import { ANTHROPIC_MARKER, fakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../support/fakes/anthropic'
+import { fakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, OPENAI_MARKER } from '../support/fakes/openai'
+import { fakeOpenAIResponses, type FakeOpenAIResponses, type FakeOpenAIResponsesOptions, RESPONSES_MARKER } from '../support/fakes/openai-responses'
 import type { RecordedCall } from '../support/fakes/common'
+import type { TargetKind } from './matrix'
 
-export const ALIASES = { anthropic: 'anthropic/smart', anthropicFast: 'anthropic/fast', openai: 'anthropic/gpt', mock: 'local/echo' } as const
+export const ALIASES = {
+  anthropic: 'anthropic/smart',
+  anthropicFast: 'anthropic/fast',
+  openai: 'anthropic/gpt',
+  mock: 'local/echo',
+  /** An OpenAI upstream that serves the Responses API itself (`responses = "native"`). */
+  native: 'openai/gpt-5.6',
+  /** The OpenAI-compatible chat upstream under an OpenAI-style name: Responses requests are translated to chat. */
+  chat: 'openai/gpt-4o',
+} as const
 
 export interface ClientsGateway {
   gateway: GatewayProcess
@@ -30,6 +43,8 @@ export interface ClientsGateway {
   key: string
   anthropic: FakeAnthropic
   openai: FakeOpenAI
+  /** The fake OpenAI Responses API behind `openai/gpt-5.6`. */
+  responses: FakeOpenAIResponses
   /** Stops the gateway and the fakes, removes the temp dir. */
   stop(): Promise<void>
 }
@@ -37,6 +52,7 @@ export interface ClientsGateway {
 export interface ClientsGatewayOptions {
   anthropic?: FakeAnthropicOptions
   openai?: FakeOpenAIOptions
+  responses?: FakeOpenAIResponsesOptions
   /** More upstreams and aliases, in TOML, appended to the config. */
   extraToml?: (fakes: { anthropic: FakeAnthropic; openai: FakeOpenAI }) => string
   /** Fakes of its own to stop with the rest. */
@@ -50,6 +66,7 @@ export async function startClientsGateway(options: ClientsGatewayOptions = {}): 
   const dir = tempDir('chatgate-clients-')
   const anthropic = fakeAnthropic({ apiKey: FAKE_ANTHROPIC_KEY, ...options.anthropic })
   const openai = fakeOpenAI({ apiKey: FAKE_OPENAI_KEY, ...options.openai })
+  const responses = fakeOpenAIResponses({ apiKey: FAKE_OPENAI_KEY, ...options.responses })
   const config = writeConfig(
     dir.path,
     `
@@ -70,6 +87,13 @@ base_url = "${openai.url}"
 api_key_env = "FAKE_OPENAI_KEY"
 max_retries = 0
 
+[upstreams.gpt_native]
+kind = "openai"
+base_url = "${responses.url}"
+api_key_env = "FAKE_OPENAI_KEY"
+responses = "native"
+max_retries = 0
+
 [upstreams.local]
 kind = "mock"
 
@@ -84,6 +108,12 @@ targets = [{ upstream = "gpt", model = "gpt-4o" }]
 
 [aliases."${ALIASES.mock}"]
 targets = [{ upstream = "local", model = "echo" }]
+
+[aliases."${ALIASES.native}"]
+targets = [{ upstream = "gpt_native", model = "gpt-5.6" }]
+
+[aliases."${ALIASES.chat}"]
+targets = [{ upstream = "gpt", model = "gpt-4o" }]
 ${options.extraToml?.({ anthropic, openai }) ?? ''}
 `,
   )
@@ -102,6 +132,7 @@ ${options.extraToml?.({ anthropic, openai }) ?? ''}
   } catch (error) {
     anthropic.stop()
     openai.stop()
+    responses.stop()
     for (const other of options.others ?? []) other.stop()
     dir[Symbol.dispose]()
     throw error
@@ -112,10 +143,12 @@ ${options.extraToml?.({ anthropic, openai }) ?? ''}
     key: gateway.firstKey!,
     anthropic,
     openai,
+    responses,
     async stop() {
       await gateway.stop()
       anthropic.stop()
       openai.stop()
+      responses.stop()
       for (const other of options.others ?? []) other.stop()
       dir[Symbol.dispose]()
     },
@@ -149,13 +182,18 @@ export const DOCS_GATEWAY_URL = 'http://127.0.0.1:8080'
 /**
  * Runs a TypeScript snippet from a docs page as a user would paste it into a file of their project
  * (bun, from the repository root so its packages resolve), with the gateway's URL in place of the
- * default one and the key in CHATGATE_KEY. Returns its exit code and output.
+ * default one, the key in CHATGATE_KEY and `env` besides. Returns its exit code and output.
  */
-export async function runSnippet(code: string, gatewayUrl: string, key: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runSnippet(
+  code: string,
+  gatewayUrl: string,
+  key: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const source = code.replaceAll(DOCS_GATEWAY_URL, gatewayUrl)
   const proc = Bun.spawn(['bun', '-e', source], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CHATGATE_KEY: key },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CHATGATE_KEY: key, ...env },
     stdout: 'pipe',
     stderr: 'pipe',
     stdin: 'ignore',
@@ -246,6 +284,69 @@ export function describeCalls(calls: RecordedCall[]): string {
       )
       const tools = body.tools?.map((t: { name?: string; function?: { name: string } }) => t.name ?? t.function?.name)
       return `${call.method} ${call.path}${call.search} ${JSON.stringify({ thread: body.thread, roles, tools, system: body.system === undefined ? undefined : 'yes' })}`
+    })
+    .join('\n')
+}
+
+/**
+ * A proxy that lets nothing through, for a client that must reach nothing but the gateway: given as
+ * its HTTP(S) proxy (with NO_PROXY exempting 127.0.0.1), it records the first line of each
+ * connection (`CONNECT host:443 ...`) and refuses it at once, so a phone-home attempt neither leaves
+ * the machine nor hangs.
+ */
+export function phoneHomeTrap() {
+  const attempts: string[] = []
+  const listener = Bun.listen({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      data(socket, data) {
+        attempts.push(data.toString().split('\r\n')[0]!)
+        socket.write('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n')
+        socket.end()
+      },
+    },
+  })
+  return { url: `http://127.0.0.1:${listener.port}`, attempts, stop: () => listener.stop(true) }
+}
+
+/**
+ * The kinds of upstream the Responses API clients are tried through (the compatibility matrix's
+ * columns), each with its alias and the text its final answers carry (the mock repeats the prompt).
+ */
+export const RESPONSES_TARGETS: { kind: TargetKind; alias: string; marker: string | null }[] = [
+  { kind: 'native', alias: ALIASES.native, marker: RESPONSES_MARKER },
+  { kind: 'chat', alias: ALIASES.chat, marker: OPENAI_MARKER },
+  { kind: 'anthropic', alias: ALIASES.anthropic, marker: ANTHROPIC_MARKER },
+  { kind: 'mock', alias: ALIASES.mock, marker: null },
+]
+
+/** The structured answer every fake gives for the tests' weather schema (the mock repeats the prompt, which is this JSON). */
+export const WEATHER_OBJECT = { city: 'sample city', temperature_c: 7, conditions: 'sunny' }
+
+/** The weather tool of the Responses client tests: every fake calls it with this city; the mock when told by the directive. */
+export const WEATHER = {
+  city: 'Paris',
+  /** What the tests' tool answers. */
+  answer: 'sunny, 21 C in Paris',
+  /** The mock calls a tool only when a user text says so. */
+  directive: '[[tool:get_weather {"city":"Paris"}]]',
+  /**
+   * A fake's tool arguments: the city for get_weather; for any other tool the structured answer
+   * (an Anthropic upstream gets structured output as one forced tool, whose input a model fills
+   * with the schema's object).
+   */
+  toolInput: (name: string): Record<string, unknown> => (name === 'get_weather' ? { city: 'Paris' } : WEATHER_OBJECT),
+}
+
+/** One line per Responses API request a client sent: status, path, fields, item types, tool types. */
+export function describeResponsesExchanges(exchanges: Exchange[]): string {
+  return exchanges
+    .map((e) => {
+      const body = e.body ?? {}
+      const items = Array.isArray(body.input) ? body.input.map((i: { type?: string; role?: string }) => i.type ?? `(${i.role})`) : typeof body.input
+      const shape = { fields: Object.keys(body), items, tools: body.tools?.map((t: { type: string; name?: string }) => `${t.type}:${t.name ?? ''}`) }
+      return `${e.status} ${e.method} ${e.url} ${JSON.stringify(shape)}${e.errorBody ? `\n    answer: ${e.errorBody}` : ''}`
     })
     .join('\n')
 }

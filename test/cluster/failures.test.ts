@@ -93,7 +93,8 @@ describeWithServers('failures: instances killed, Redis and Postgres away', ['red
     await instance.stop('SIGKILL')
   }
   setup(async () => {
-    cluster = await startCluster(CONFIG)
+    // A Postgres of its own: a test here stops and restarts it.
+    cluster = await startCluster(CONFIG, { postgres: 'own' })
     instances = await cluster.start(3)
     ;({ key, id: keyId } = await createKey(instances[0]!.url, { name: 'load', tier: 'pro' }))
   })

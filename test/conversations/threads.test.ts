@@ -10,7 +10,7 @@ import type { Stores } from '../../src/storage/types'
 import { DAY_MS } from '../../src/time'
 import type { MessagesRequest, StreamEvent } from '../../src/wire/anthropic/types'
 import { setup, setupEach, teardown, teardownEach, TEST_MS } from '../support/hooks'
-import { describeWithServers, type PostgresServer, startPostgres } from '../support/servers'
+import { describeWithServers, sharedPostgres } from '../support/servers'
 
 setDefaultTimeout(TEST_MS)
 
@@ -203,15 +203,13 @@ describe('message threads over the SQLite store', () => {
 })
 
 describeWithServers('message threads over the Postgres store', ['postgres'], () => {
-  let server: PostgresServer
   let stores: Stores
   setup(async () => {
-    server = await startPostgres()
+    const server = await sharedPostgres()
     stores = await openPostgresStores(await server.createDatabase(), { applicationName: 'threads test', poolSize: 4 })
   })
   teardown(async () => {
     await stores?.close()
-    await server?.dispose()
   })
   threadTests(() => stores)
 })

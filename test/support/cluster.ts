@@ -1,13 +1,17 @@
 import { join } from 'node:path'
 import { tempDir, writeConfig } from './gateway'
 import { type GatewayProcess, spawnGateway } from './process'
-import { type PostgresServer, type RedisServer, startPostgres, startRedis } from './servers'
+import { type PostgresServer, type RedisServer, sharedPostgres, startPostgres, startRedis } from './servers'
 
 export const ADMIN_KEY = 'admin-key-for-cluster-tests-0123'
 
 /**
  * Several real gateway processes on one real Redis and one real Postgres database, as an operator
  * runs them behind a load balancer: the same config file, DATABASE_URL and REDIS_URL for all.
+ *
+ * The database is a new one, on the test process's shared Postgres unless the cluster is given a
+ * server, or asked for one of its own (`postgres: 'own'`) because a test stops or restarts it. The
+ * Redis is its own unless given.
  */
 export interface Cluster {
   redis: RedisServer
@@ -23,9 +27,11 @@ export interface Cluster {
   dispose(): Promise<void>
 }
 
-export async function startCluster(config: string, options: { redis?: RedisServer; postgres?: PostgresServer } = {}): Promise<Cluster> {
+export async function startCluster(config: string, options: { redis?: RedisServer; postgres?: PostgresServer | 'own' } = {}): Promise<Cluster> {
   const dir = tempDir('chatgate-cluster-')
-  const [redis, postgres] = await Promise.all([options.redis ?? startRedis(), options.postgres ?? startPostgres()])
+  const ownPostgres = options.postgres === 'own'
+  const postgresServer = () => (options.postgres === 'own' ? startPostgres() : (options.postgres ?? sharedPostgres()))
+  const [redis, postgres] = await Promise.all([options.redis ?? startRedis(), postgresServer()])
   const databaseUrl = await postgres.createDatabase()
   const configPath = writeConfig(dir.path, config)
   const started: GatewayProcess[] = []
@@ -52,7 +58,7 @@ export async function startCluster(config: string, options: { redis?: RedisServe
     },
     async dispose() {
       await Promise.all(started.map((g) => (g.proc.exitCode === null && g.proc.signalCode === null ? g.stop() : null)))
-      await Promise.all([options.redis ? null : redis.dispose(), options.postgres ? null : postgres.dispose()])
+      await Promise.all([options.redis ? null : redis.dispose(), ownPostgres ? postgres.dispose() : null])
       dir[Symbol.dispose]()
     },
   }

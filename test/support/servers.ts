@@ -8,7 +8,10 @@ import { waitFor } from './wait'
 // Real Redis and Postgres servers for tests, from Debian's packages: never mocks. Each binds to
 // 127.0.0.1 on a free port and keeps its data in a fresh temp dir. A server not disposed of when the
 // test process exits is killed and its dir removed by an exit handler, so a crashed run leaves no
-// stray servers (a test process killed with SIGKILL runs no handler: that one case is not covered).
+// stray servers (a test process killed with SIGKILL runs no handler: that one case is not covered;
+// and `bun test` 1.4.5 runs no 'exit' handler at all, so there the suites' own teardowns are what
+// stop their servers). The Postgres most suites use, sharedPostgres(), is stopped by a watchdog
+// process instead, which covers every way the test process can end.
 
 export type ServerKind = 'redis' | 'postgres'
 
@@ -334,7 +337,7 @@ export interface PostgresServer {
 }
 
 /** Starts a real Postgres (a fresh initdb cluster, trust auth, durability off for speed) on 127.0.0.1 and a free port. */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: { stopWhenProcessEnds?: boolean } = {}): Promise<PostgresServer> {
   const missing = postgresMissing()
   if (missing) throw new Error(`cannot start Postgres: ${missing}`)
   const bin = postgresBinaries()!
@@ -403,6 +406,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       port = await freePort()
       if ((await launch()) === 'port in use') throw new Error(`Postgres: port ${port} was taken twice in a row; its log:\n${logTail(logPath)}`)
     }
+    if (options.stopWhenProcessEnds) stopWhenProcessEnds(asServerUser([bin.pg_ctl, '-D', dataDir, '-m', 'immediate', '-w', 'stop']), dir)
   } catch (error) {
     cleanup()
     cleanups.delete(cleanup)
@@ -440,4 +444,59 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
   }
   return server
+}
+
+// ---------------------------------------------------------------------------------------------
+// One Postgres for the whole test process
+
+/** Write ends of the watchdogs' stdin pipes: held until the test process ends, however it ends. */
+const watchdogPipes: unknown[] = []
+
+/**
+ * Runs `stop` and removes `dir` once this process has ended: a watchdog process reads its stdin, a
+ * pipe whose only write end this process holds, and the kernel closes that end when the process
+ * ends in any way (a normal exit, an uncaught error, SIGKILL). It ignores SIGTERM, SIGINT and SIGHUP,
+ * so a Ctrl-C on the terminal, or `bun test --isolate` ending the file's subprocesses (which also
+ * closes the pipe), stops the server instead of orphaning it.
+ */
+function stopWhenProcessEnds(stop: string[], dir: string): void {
+  const script = 'trap "" TERM INT HUP; cat >/dev/null; dir=$1; shift; "$@" >/dev/null 2>&1; rm -rf "$dir"'
+  const watchdog = Bun.spawn(['sh', '-c', script, 'watchdog', dir, ...stop], { cwd: dir, stdin: 'pipe', stdout: 'ignore', stderr: 'ignore' })
+  watchdog.unref()
+  watchdogPipes.push(watchdog.stdin)
+}
+
+let shared: Promise<PostgresServer> | null = null
+
+/**
+ * The Postgres of this test process: started on first use and shared by every suite that needs only
+ * databases of its own (`createDatabase`, a new empty one each time), so a run pays for initdb and a
+ * server start once instead of once per suite. Suites see nothing of each other on it: each works in
+ * its own database, and LISTEN/NOTIFY is per database. No test stops it (stop, start and dispose
+ * throw): it lives until the test process ends, and then its watchdog stops it and removes its dir.
+ * A suite that stops or restarts its Postgres starts one of its own with startPostgres.
+ */
+export function sharedPostgres(): Promise<PostgresServer> {
+  shared ??= startPostgres({ stopWhenProcessEnds: true }).then(
+    (server): PostgresServer => {
+      const refuse = (what: string) => () => Promise.reject(new Error(`the shared Postgres is never ${what} by a test: start one of your own (startPostgres)`))
+      return {
+        get port() {
+          return server.port
+        },
+        url: server.url,
+        createDatabase: server.createDatabase,
+        psql: server.psql,
+        stop: refuse('stopped'),
+        start: refuse('restarted'),
+        dispose: refuse('disposed of'),
+      }
+    },
+    (error: unknown) => {
+      // The next suite tries again rather than inheriting this failure.
+      shared = null
+      throw error
+    },
+  )
+  return shared
 }

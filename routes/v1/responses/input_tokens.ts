@@ -11,9 +11,13 @@ import type { ResponsesRequest } from '../../../src/wire/openai-responses/types'
 export default defineRoute((gateway) =>
   new Elysia().use(callerAuth(gateway)).post(
     '',
-    ({ body, caller, request, set }) => {
+    async ({ body, caller, request, set }) => {
+      const responsesRequest = body as ResponsesRequest
       const call = { caller, clientSignal: request.signal, headers: set.headers, record: recordOf(request) }
-      return countResponseInputTokens(gateway.serving, call, body as ResponsesRequest, rawBodyOf(request)) as unknown as Promise<Response>
+      // The conversation it continues counts too (404 for an id this key does not have).
+      const previousId = responsesRequest.previous_response_id
+      const previous = previousId ? await gateway.responses.previous(previousId, caller.key.id) : null
+      return (await countResponseInputTokens(gateway.serving, call, responsesRequest, rawBodyOf(request), previous)) as unknown as Response
     },
     {
       body: ResponsesRequestSchema,
@@ -31,7 +35,7 @@ export default defineRoute((gateway) =>
         tags: ['Responses'],
         summary: 'Count the input tokens of a response request',
         description:
-          'A native target counts it itself; others count the request as translated for them (o200k, Anthropic, the mock). Limited like any request, but not a request in usage.',
+          'A native target counts it itself; others count the request as translated for them (o200k, Anthropic, the mock). With `previous_response_id`, the conversation it continues counts too. Limited like any request, but not a request in usage.',
         security: CALLER_SECURITY,
       },
     },

@@ -1,13 +1,14 @@
 import type { ErrorType, GatewayError } from '../../errors'
 
-/** OpenAI's error body: `{"error":{"message","type","code"?,"param"?}}`. */
+/**
+ * OpenAI's error body: `{"error":{"message","type","param","code"}}`. `param` and `code` are always
+ * there, null when there is none, as OpenAI's published OpenAPI document requires them: clients
+ * generated from it refuse a body that lacks them.
+ */
 export interface ErrorBody {
-  error: { message: string; type: ErrorType; code?: string; param?: string }
+  error: { message: string; type: ErrorType; param: string | null; code: string | null }
 }
 
 export function openaiErrorBody(error: GatewayError): ErrorBody {
-  const body: ErrorBody['error'] = { message: error.message, type: error.type }
-  if (error.code !== undefined) body.code = error.code
-  if (error.param !== undefined) body.param = error.param
-  return { error: body }
+  return { error: { message: error.message, type: error.type, param: error.param ?? null, code: error.code ?? null } }
 }

@@ -18,16 +18,27 @@ export default defineRoute((gateway) =>
       const context = { store: gateway.responses, routing: () => gateway.routing, keyId: caller.key.id, signal: request.signal }
       const at = request.url.indexOf('?')
       set.headers['content-type'] = 'application/json'
-      return (await listInputItems(context, params.id, { after: query.after, limit, order }, at === -1 ? '' : request.url.slice(at))) as unknown as Response
+      const include = ([] as string[]).concat((query as Record<string, string | string[] | undefined>)['include[]'] ?? query.include ?? [])
+      const page = { after: query.after, limit, order } as const
+      return (await listInputItems(context, params.id, page, at === -1 ? '' : request.url.slice(at), include)) as unknown as Response
     },
     {
       params: t.Object({ id: t.String() }),
-      query: t.Object({ after: t.Optional(t.String()), limit: t.Optional(t.String()), order: t.Optional(t.String()) }, { additionalProperties: true }),
+      query: t.Object(
+        {
+          after: t.Optional(t.String()),
+          limit: t.Optional(t.String()),
+          order: t.Optional(t.String()),
+          include: t.Optional(t.Union([t.String(), t.Array(t.String())])),
+        },
+        { additionalProperties: true },
+      ),
       response: { 200: ResponseItemListSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 502: ErrorSchema },
       detail: {
         tags: ['Responses'],
         summary: "List a stored response's input items",
-        description: 'The input items of that turn, `limit` (1 to 100, default 20) at a time after `after`, in `order` (`desc` by default).',
+        description:
+          'The items the response was made from (with `previous_response_id`, the earlier turns’ input and output items too), `limit` (1 to 100, default 20) at a time after `after`, in `order` (`desc` by default). `include[]=reasoning.encrypted_content` adds the sealed reasoning.',
         security: CALLER_SECURITY,
       },
     },
