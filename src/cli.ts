@@ -63,7 +63,7 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
 async function openForCli(env: GatewayEnv): Promise<Stores> {
   const stores = await openStores(env, `cli-${process.pid}`)
   try {
-    if (await stores.config.isEmpty()) await stores.config.apply(loadGatewayConfig(env.configPath, providerKinds), Date.now(), () => {})
+    if (await stores.config.isEmpty()) await stores.config.apply(loadGatewayConfig(env.configPath, providerKinds, env.vars), Date.now(), () => {})
   } catch (error) {
     await stores.close()
     throw error

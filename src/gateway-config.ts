@@ -103,7 +103,7 @@ function useRouting(holder: ConfigHolder, stored: StoredConfig, routing: Routing
 export async function reloadConfig(
   holder: ConfigHolder,
 ): Promise<{ source: string; hash: string; version: number; tiers: number; upstreams: number; aliases: number }> {
-  const config = loadGatewayConfig(holder.env.configPath, providerKinds)
+  const config = loadGatewayConfig(holder.env.configPath, providerKinds, holder.env.vars)
   const { stored, routing } = await writeConfig(holder.stores.config, config, {
     env: holder.env,
     prices: holder.prices,

@@ -155,7 +155,7 @@ async function openLimits(env: GatewayEnv, stores: Stores, instanceId: string, l
 
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
-  const config = loadGatewayConfig(env.configPath, providerKinds)
+  const config = loadGatewayConfig(env.configPath, providerKinds, env.vars)
   const prices = builtInPrices()
   // The pid first: Postgres cuts application names at 63 characters, and a long host name goes last.
   const instanceId = `${process.pid}-${crypto.randomUUID().slice(0, 6)}-${hostname()}`

@@ -76,7 +76,7 @@ function connectionWarnings(configured: number, fetchCap: string | null): string
  * concurrent fetch calls to match (which may replace the process). Returns what to warn about.
  */
 function boundUpstreamConnections(env: GatewayEnv): string[] {
-  const { maxUpstreamConnections } = loadGatewayConfig(env.configPath, providerKinds).http
+  const { maxUpstreamConnections } = loadGatewayConfig(env.configPath, providerKinds, env.vars).http
   return connectionWarnings(maxUpstreamConnections, raiseFetchCap(maxUpstreamConnections))
 }
 

@@ -4,7 +4,16 @@ import { invalidConfig } from '../errors'
 import { nanosOfUsd, parsePrice } from '../spend/price'
 import { DEFAULT_CONFIG } from './defaults'
 import { ALIAS_PATTERN, ConfigFileSchema, type ConfigFile, NAME_PATTERN } from './schema'
-import type { AliasSettings, GatewayConfig, TargetSettings, TierSettings, UpstreamKindFacts, UpstreamSettings } from './types'
+import {
+  type AliasSettings,
+  type GatewayConfig,
+  KIND_FIELDS,
+  type KindField,
+  type TargetSettings,
+  type TierSettings,
+  type UpstreamKindFacts,
+  type UpstreamSettings,
+} from './types'
 
 /** The upstream kinds a config may name, by name: the providers this build implements (see providers/index.ts). */
 export type UpstreamKinds = ReadonlyMap<string, UpstreamKindFacts>
@@ -44,11 +53,62 @@ function tierSettings(file: ConfigFile, source: string): TierSettings[] {
 /** SHA-256 of a config's text, hex: equal hashes mean byte-identical files. */
 export const configHash = (text: string): string => new Bun.CryptoHasher('sha256').update(text).digest('hex')
 
+/** One upstream's settings, checked: its kind known, its base URL, the fields its kind takes, and what the kind needs at start. */
+function upstreamSettings(
+  name: string,
+  upstream: NonNullable<ConfigFile['upstreams']>[string],
+  kinds: UpstreamKinds,
+  source: string,
+  vars: Readonly<Record<string, string | undefined>>,
+): UpstreamSettings {
+  const field = `upstreams.${name}`
+  if (!NAME_PATTERN.test(name)) throw configError(source, `upstreams."${name}"`, 'upstream names are letters, digits, "-" and "_"')
+  const kind = kinds.get(upstream.kind)
+  if (!kind) {
+    throw configError(source, `${field}.kind`, `unknown kind "${upstream.kind}" (expected one of: ${[...kinds.keys()].join(', ')})`)
+  }
+  const baseUrl = upstream.base_url?.replace(/\/+$/, '') ?? kind.defaultBaseUrl
+  if (kind.needsBaseUrl && baseUrl === null) throw configError(source, `${field}.base_url`, `required for kind "${upstream.kind}"`)
+  if (upstream.responses === 'native' && !kind.nativeResponses) {
+    throw configError(source, `${field}.responses`, `kind "${upstream.kind}" has no Responses API of its own: use "translate"`)
+  }
+  const settings: UpstreamSettings = {
+    name,
+    kind: upstream.kind,
+    // A kind that works its URL out from other fields (a region, a location) keeps a base_url only when one is given.
+    baseUrl: kind.needsBaseUrl ? baseUrl : (upstream.base_url?.replace(/\/+$/, '') ?? null),
+    apiKeyEnv: upstream.api_key_env ?? null,
+    timeoutMs: upstream.timeout_ms ?? 60_000,
+    connectTimeoutMs: upstream.connect_timeout_ms ?? 10_000,
+    maxRetries: upstream.max_retries ?? 2,
+    failureThreshold: upstream.failure_threshold ?? 5,
+    cooldownMs: upstream.cooldown_ms ?? 30_000,
+    maxReasoningEffort: upstream.max_reasoning_effort ?? 'high',
+    midSystem: upstream.mid_system ?? 'keep',
+    responses: upstream.responses ?? 'translate',
+  }
+  for (const [configName, settingName] of Object.entries(KIND_FIELDS) as [KindField, (typeof KIND_FIELDS)[KindField]][]) {
+    const value = upstream[configName]
+    if (value === undefined) continue
+    if (!kind.fields?.includes(configName)) throw configError(source, `${field}.${configName}`, `unknown field for kind "${upstream.kind}"`)
+    settings[settingName] = value
+  }
+  const problem = kind.check?.(settings, vars)
+  if (problem) throw configError(source, `${field}.${problem.field}`, problem.message)
+  return settings
+}
+
 /**
  * Validates a parsed config file and fills every default. Throws a GatewayError naming the first bad
  * field. `text` is what was parsed, for the hash; without it the hash is taken over `raw` as JSON.
  */
-export function parseGatewayConfig(raw: unknown, source: string, kinds: UpstreamKinds, text: string = JSON.stringify(raw)): GatewayConfig {
+export function parseGatewayConfig(
+  raw: unknown,
+  source: string,
+  kinds: UpstreamKinds,
+  text: string = JSON.stringify(raw),
+  vars: Readonly<Record<string, string | undefined>> = process.env,
+): GatewayConfig {
   const first = Value.Errors(ConfigFileSchema, raw).First()
   if (first) {
     const message = first.message === 'Unexpected property' ? 'unknown field' : first.message.toLowerCase()
@@ -58,33 +118,7 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
 
   const tiers = tierSettings(file, source)
 
-  const upstreams = Object.entries(file.upstreams ?? {}).map(([name, upstream]): UpstreamSettings => {
-    const field = `upstreams.${name}`
-    if (!NAME_PATTERN.test(name)) throw configError(source, `upstreams."${name}"`, 'upstream names are letters, digits, "-" and "_"')
-    const kind = kinds.get(upstream.kind)
-    if (!kind) {
-      throw configError(source, `${field}.kind`, `unknown kind "${upstream.kind}" (expected one of: ${[...kinds.keys()].join(', ')})`)
-    }
-    const baseUrl = upstream.base_url?.replace(/\/+$/, '') ?? kind.defaultBaseUrl
-    if (kind.needsBaseUrl && baseUrl === null) throw configError(source, `${field}.base_url`, `required for kind "${upstream.kind}"`)
-    if (upstream.responses === 'native' && !kind.nativeResponses) {
-      throw configError(source, `${field}.responses`, `kind "${upstream.kind}" has no Responses API of its own: use "translate"`)
-    }
-    return {
-      name,
-      kind: upstream.kind,
-      baseUrl: kind.needsBaseUrl ? baseUrl : null,
-      apiKeyEnv: upstream.api_key_env ?? null,
-      timeoutMs: upstream.timeout_ms ?? 60_000,
-      connectTimeoutMs: upstream.connect_timeout_ms ?? 10_000,
-      maxRetries: upstream.max_retries ?? 2,
-      failureThreshold: upstream.failure_threshold ?? 5,
-      cooldownMs: upstream.cooldown_ms ?? 30_000,
-      maxReasoningEffort: upstream.max_reasoning_effort ?? 'high',
-      midSystem: upstream.mid_system ?? 'keep',
-      responses: upstream.responses ?? 'translate',
-    }
-  })
+  const upstreams = Object.entries(file.upstreams ?? {}).map(([name, upstream]) => upstreamSettings(name, upstream, kinds, source, vars))
   const upstreamByName = new Map(upstreams.map((u) => [u.name, u]))
   const fail = (field: string, message: string): never => {
     throw configError(source, field, message)
@@ -128,8 +162,8 @@ export function parseGatewayConfig(raw: unknown, source: string, kinds: Upstream
 }
 
 /** Reads the config file (TOML or JSON), or the built-in defaults when there is none. */
-export function loadGatewayConfig(path: string | null, kinds: UpstreamKinds): GatewayConfig {
-  if (path === null) return parseGatewayConfig(DEFAULT_CONFIG, 'built-in defaults', kinds)
+export function loadGatewayConfig(path: string | null, kinds: UpstreamKinds, vars: Readonly<Record<string, string | undefined>> = process.env): GatewayConfig {
+  if (path === null) return parseGatewayConfig(DEFAULT_CONFIG, 'built-in defaults', kinds, undefined, vars)
   let text: string
   try {
     text = readFileSync(path, 'utf8')
@@ -142,5 +176,5 @@ export function loadGatewayConfig(path: string | null, kinds: UpstreamKinds): Ga
   } catch (error) {
     throw configError(path, '(syntax)', (error as Error).message)
   }
-  return parseGatewayConfig(raw, path, kinds, text)
+  return parseGatewayConfig(raw, path, kinds, text, vars)
 }

@@ -8,6 +8,8 @@ export const REASONING_EFFORTS = ['low', 'medium', 'high', 'xhigh'] as const
 /** What an upstream gets for a system message after the first turn: as is, as a user reminder, or folded into the first. */
 export const MID_SYSTEM_MODES = ['keep', 'as_user', 'fold'] as const
 const Millis = Type.Integer({ minimum: 1, maximum: 3_600_000 })
+/** The name of an environment variable (holding a secret, or a file's path): never the value itself. */
+const EnvName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })
 const strict = { additionalProperties: false } as const
 
 /** USD per million tokens. */
@@ -42,7 +44,7 @@ const UpstreamSchema = Type.Object(
   {
     kind: Type.String(),
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
-    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    api_key_env: Type.Optional(EnvName),
     timeout_ms: Type.Optional(Millis),
     connect_timeout_ms: Type.Optional(Millis),
     max_retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
@@ -51,6 +53,16 @@ const UpstreamSchema = Type.Object(
     max_reasoning_effort: Type.Optional(Type.Union(REASONING_EFFORTS.map((effort) => Type.Literal(effort)))),
     mid_system: Type.Optional(Type.Union(MID_SYSTEM_MODES.map((mode) => Type.Literal(mode)))),
     responses: Type.Optional(Type.Union([Type.Literal('native'), Type.Literal('translate')])),
+    // Fields of some kinds only (each kind says which it takes): Vertex AI, Bedrock, Azure OpenAI.
+    project: Type.Optional(Type.String({ minLength: 1 })),
+    location: Type.Optional(Type.String({ pattern: '^[a-z0-9-]+$' })),
+    credentials_file_env: Type.Optional(EnvName),
+    region: Type.Optional(Type.String({ pattern: '^[a-z0-9-]+$' })),
+    access_key_id_env: Type.Optional(EnvName),
+    secret_access_key_env: Type.Optional(EnvName),
+    session_token_env: Type.Optional(EnvName),
+    endpoint: Type.Optional(Type.String({ pattern: '^https?://' })),
+    api_version: Type.Optional(Type.String({ pattern: '^[0-9A-Za-z._-]+$' })),
   },
   strict,
 )

@@ -48,7 +48,33 @@ export interface UpstreamSettings {
    * (through chat completions). Only the openai kind can be native.
    */
   responses: 'native' | 'translate'
+  /** Kind-specific settings (each kind lists the ones it takes in its facts); absent elsewhere. */
+  project?: string
+  location?: string
+  /** Names an environment variable holding a service-account JSON file's path (Vertex AI). */
+  credentialsFileEnv?: string
+  region?: string
+  accessKeyIdEnv?: string
+  secretAccessKeyEnv?: string
+  sessionTokenEnv?: string
+  endpoint?: string
+  apiVersion?: string
 }
+
+/** The kind-specific settings, by their config field names. */
+export const KIND_FIELDS = {
+  project: 'project',
+  location: 'location',
+  credentials_file_env: 'credentialsFileEnv',
+  region: 'region',
+  access_key_id_env: 'accessKeyIdEnv',
+  secret_access_key_env: 'secretAccessKeyEnv',
+  session_token_env: 'sessionTokenEnv',
+  endpoint: 'endpoint',
+  api_version: 'apiVersion',
+} as const
+
+export type KindField = keyof typeof KIND_FIELDS
 
 /** The upstream settings kept in columns of their own; every other field is stored in one JSON value beside them. */
 export const UPSTREAM_COLUMNS = [
@@ -128,6 +154,13 @@ export interface UpstreamKindFacts {
   models: readonly string[] | null
   /** Whether it can serve the Responses API natively (`responses = "native"`). */
   nativeResponses?: boolean
+  /** The kind-specific config fields it takes (any other of them is refused as unknown for this kind). */
+  fields?: readonly KindField[]
+  /**
+   * What the kind needs at start (a required field, a set variable, a readable file): the first
+   * problem, naming its field, or null. Run at start and at every reload, so a bad config is refused.
+   */
+  check?(settings: UpstreamSettings, env: Readonly<Record<string, string | undefined>>): { field: string; message: string } | null
 }
 
 /** The config as stored: what routing is built from, at start and at every reload. */
