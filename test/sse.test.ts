@@ -100,9 +100,11 @@ describe('ChunkRelay', () => {
       const expected = (content: string) => `data: ${chunk(content, '').replace('"model" : "gpt-x"', '"model" : "a/b"')}\n\n`
       expect(relay.wire([{ data: chunk('one', usage) }])).toBe(expected('one'))
       expect(relay.wire([{ data: chunk('two', usage) }])).toBe(expected('two'))
+      // Asked for usage: every chunk before the usage chunk says `"usage": null`, added where the upstream left it out.
       const asked = new ChunkRelay('a/b', true)
+      const withNull = usage === '' ? ',"usage":null' : usage
       expect(asked.wire([{ data: chunk('one', usage) }, { data: chunk('two', usage) }])).toBe(
-        `data: ${chunk('one', usage).replace('"gpt-x"', '"a/b"')}\n\ndata: ${chunk('two', usage).replace('"gpt-x"', '"a/b"')}\n\n`,
+        `data: ${chunk('one', withNull).replace('"gpt-x"', '"a/b"')}\n\ndata: ${chunk('two', withNull).replace('"gpt-x"', '"a/b"')}\n\n`,
       )
     }
   })

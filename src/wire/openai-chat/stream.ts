@@ -1,6 +1,12 @@
 import { applyEdits, outlineJson, removal, replacement, soleStringValue, uniqueMember } from '../json-text'
 import type { ChatCompletionChunk, RawChunk, StreamChunk, Usage } from '../pivot/types'
 
+/** The edit that adds `"usage":null` as the chunk's last member, before its closing brace. */
+function nullUsageAtEnd(data: string) {
+  const end = data.lastIndexOf('}')
+  return { start: end, end, text: ',"usage":null' }
+}
+
 /**
  * Turns upstream chunks into the caller's SSE text: `model` becomes the alias, usage is captured
  * (and dropped when the caller did not ask for it). Raw JSON from OpenAI-compatible upstreams is
@@ -51,6 +57,9 @@ export class ChunkRelay {
       // The upstream was asked for usage on our behalf; the caller did not ask to see it.
       if (chunk.usage && chunk.choices.length === 0) return null
       delete chunk.usage
+    } else {
+      // OpenAI's document: with include_usage, every chunk before the usage chunk says `"usage": null`.
+      chunk.usage ??= null
     }
     return JSON.stringify(chunk)
   }
@@ -62,7 +71,12 @@ export class ChunkRelay {
     const model = this.upstreamModel === null ? null : uniqueMember(data, 'model', this.upstreamModel)
     if (model === null) return this.outlinedJson(data)
     const usageAt = data.indexOf('"usage"')
-    if (usageAt === -1) return applyEdits(data, [replacement(model, this.quotedAlias)])
+    if (usageAt === -1) {
+      const edits = [replacement(model, this.quotedAlias)]
+      // An upstream that leaves `"usage": null` out: the caller who asked for usage gets it in every chunk, as OpenAI writes it.
+      if (this.includeUsage) edits.push(nullUsageAtEnd(data))
+      return applyEdits(data, edits)
+    }
     if (data.indexOf('"usage"', usageAt + 7) !== -1) return this.outlinedJson(data)
     // `"usage":null`, written in every chunk by an upstream asked for usage: gone unless the caller asked.
     const nullUsage = uniqueMember(data, 'usage', 'null')
