@@ -1,5 +1,5 @@
 import type { MessagesRequest } from '../wire/anthropic/types'
-import { type ConversationStore, PRUNE_BATCH } from './store'
+import { type ConversationPipeline, type ConversationStore, NO_PIPELINE, PRUNE_BATCH } from './store'
 import { beginThread, holderOf, type ThreadTurn } from './threads'
 
 export interface ConversationsOptions {
@@ -11,6 +11,8 @@ export interface ConversationsOptions {
    * when its request ends, so this only bounds one lost with its process. Longer than any stream.
    */
   claimMs?: number
+  /** What moves journaled records into the database (SQLite: journaled.ts); none when the store is written at once. */
+  pipeline?: ConversationPipeline
 }
 
 const DEFAULT_CLAIM_MS = 30 * 60_000
@@ -18,12 +20,15 @@ const DEFAULT_CLAIM_MS = 30 * 60_000
 /** The gateway's conversations: the store with the settings and clock every request uses alike. */
 export class Conversations {
   private readonly claimMs: number
+  /** Started with the gateway's background work, stopped (a last fold) at shutdown. */
+  readonly pipeline: ConversationPipeline
 
   constructor(
     readonly store: ConversationStore,
     private readonly options: ConversationsOptions,
   ) {
     this.claimMs = options.claimMs ?? DEFAULT_CLAIM_MS
+    this.pipeline = options.pipeline ?? NO_PIPELINE
   }
 
   /** A Messages request's thread turn (see threads.ts), or null when it has no `thread`. Throws the thread_* errors. */

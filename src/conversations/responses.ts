@@ -13,7 +13,11 @@ interface StoredInput {
   input: InputItem[]
 }
 
-/** What a translated response's record keeps of its answer: the Response as given, and its items with reasoning sealed. */
+/**
+ * What a translated response's record keeps of its answer: the Response as given, less its output
+ * (a GET shows the items below as its own `include` asks; records kept before kept it as well), and
+ * its items with reasoning sealed.
+ */
 interface StoredOutput {
   response: Response
   output: OutputItem[]
@@ -29,7 +33,7 @@ export type PreviousResponse =
   | { at: 'upstream'; upstream: string; id: string }
   | { at: 'gateway'; id: string; /** Every earlier turn's input and output items, oldest first. */ history: InputItem[] }
 
-/** A stored response as a read finds it. */
+/** A stored response as a read finds it (a translated one's items are in `output`, not in its `response`). */
 export type StoredResponse =
   { at: 'upstream'; upstream: string; alias: string } | { at: 'gateway'; response: Response; input: InputItem[]; output: OutputItem[] }
 
@@ -66,7 +70,7 @@ export class ResponsesStore {
   /** Keeps a translated response: its input items and its output items (reasoning sealed). */
   async keepTranslated(ref: RecordRef, parentId: string | null, input: InputItem[], response: Response, output: OutputItem[]): Promise<boolean> {
     const request: StoredInput = { input }
-    const answer: StoredOutput = { response, output }
+    const answer: StoredOutput = { response: { ...response, output: [] }, output }
     return this.put(ref, parentId, null, request, answer)
   }
 

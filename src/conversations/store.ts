@@ -111,6 +111,46 @@ export interface ConversationStore {
   pruneExpired(now: number): Promise<number>
 }
 
+/** A record with its request and answer as JSON text (made once, when it is put) and their size in bytes. */
+export interface EncodedRecord extends Omit<ConversationRecord, 'request' | 'answer'> {
+  request: string
+  answer: string
+  size: number
+}
+
+/** What one fold writes: the records journaled past the journal's fold point, in the order they were put, and the point it moves to. */
+export interface ConversationFold {
+  records: EncodedRecord[]
+  seq: number
+}
+
+/**
+ * A store that journaled puts are folded into (SQLite; see journaled.ts). Replaying a record is
+ * exactly what `put` would have written.
+ */
+export interface FoldableConversationStore extends ConversationStore {
+  /**
+   * In one transaction: reads the fold point of `journal` (0 when it has none), writes what `plan`
+   * makes of it in order, and moves the point to its `seq`. A null plan writes nothing.
+   */
+  fold(journal: string, plan: (foldedSeq: number) => ConversationFold | null): Promise<void>
+  /** Deletes the fold point of a journal that is gone. */
+  forgetJournal(journal: string): Promise<void>
+}
+
+/**
+ * Moves journaled records into the store: in the background, before reads that need the database,
+ * and a last time at shutdown. A store written at once (Postgres, memory) has nothing to move.
+ */
+export interface ConversationPipeline {
+  start(onFoldError: (error: unknown) => void): void
+  fold(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** The pipeline of a store written at once. */
+export const NO_PIPELINE: ConversationPipeline = { start: () => {}, fold: async () => {}, stop: async () => {} }
+
 /** A record's JSON as stored, with its size; null when it is over MAX_RECORD_BYTES. */
 export function encodeRecord(record: ConversationRecord): { request: string; answer: string; size: number } | null {
   const request = JSON.stringify(record.request ?? null)
@@ -119,6 +159,14 @@ export function encodeRecord(record: ConversationRecord): { request: string; ans
   if (request.length + answer.length > MAX_RECORD_BYTES) return null
   const size = Buffer.byteLength(request) + Buffer.byteLength(answer)
   return size > MAX_RECORD_BYTES ? null : { request, answer, size }
+}
+
+/** The record with its JSON encoded; null when it is over MAX_RECORD_BYTES. */
+export function encodedRecord(record: ConversationRecord): EncodedRecord | null {
+  const encoded = encodeRecord(record)
+  if (encoded === null) return null
+  const { keyId, id, kind, upstream, parentId, createdAt, expiresAt } = record
+  return { keyId, id, kind, upstream, parentId, createdAt, expiresAt, ...encoded }
 }
 
 /**
@@ -132,3 +180,7 @@ export function wholeChain(rowsLeafFirst: StoredRecord[]): StoredRecord[] | null
   const total = records.reduce((sum, record) => sum + record.size, 0)
   return total > MAX_CHAIN_BYTES ? null : records
 }
+
+/** Whether records journaled in front of the store can be folded into it. */
+export const isFoldable = (store: ConversationStore): store is FoldableConversationStore =>
+  typeof (store as Partial<FoldableConversationStore>).fold === 'function' && typeof (store as Partial<FoldableConversationStore>).forgetJournal === 'function'

@@ -1,5 +1,5 @@
 import type { ResponsesEvent } from '../providers/types'
-import { withNestedValue, withTopLevelValue } from '../wire/json-text'
+import { applyEdits, replacement, uniqueMember, withNestedValue, withTopLevelValue } from '../wire/json-text'
 import { stringMemberChars } from '../wire/pivot/generated'
 import type { Usage } from '../wire/pivot/types'
 import type { EventStream } from './exchange'
@@ -37,10 +37,18 @@ export function withAliasModel(text: string, response: Record<string, unknown>, 
   return edited ?? JSON.stringify({ ...response, model: alias })
 }
 
-/** A lifecycle event's data with `response.model` set to the alias, by a text edit; re-encoded only when the edit cannot be made safely. */
+/**
+ * A lifecycle event's data with `response.model` set to the alias, by a text edit; re-encoded only
+ * when the edit cannot be made safely. The event's top level has no `model`, so when the text holds
+ * exactly one `"model": <the parsed response.model>` it is that member (as withTopLevelValue trusts
+ * an upstream's spelling): a few searches, instead of outlining the whole Response (all its output,
+ * on the last event) twice.
+ */
 function relabel(data: string, quotedAlias: string): { data: string; response: Record<string, unknown> | null } {
   const parsed = JSON.parse(data) as { response?: Record<string, unknown> }
-  const edited = withNestedValue(data, 'response', 'model', quotedAlias)
+  const current = parsed.response?.model
+  const member = typeof current === 'string' ? uniqueMember(data, 'model', JSON.stringify(current)) : null
+  const edited = member ? applyEdits(data, [replacement(member, quotedAlias)]) : withNestedValue(data, 'response', 'model', quotedAlias)
   if (edited !== null) return { data: edited, response: parsed.response ?? null }
   return { data: JSON.stringify({ ...parsed, response: { ...parsed.response, model: JSON.parse(quotedAlias) as string } }), response: parsed.response ?? null }
 }

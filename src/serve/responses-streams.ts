@@ -35,6 +35,8 @@ export async function responseEventsFromChunks(
         if (out === '') throw error
         break
       }
+      // Counted from the parse this needs anyway, not by searching the chunk's text again.
+      generated += generatedChars([parsed])
       out += events.push(parsed).map(sseEvent).join('')
     }
     return out
@@ -44,10 +46,7 @@ export async function responseEventsFromChunks(
       if (broken) throw broken
       const result = pending ?? (await iterator.next())
       pending = null
-      if (!result.done) {
-        generated += generatedChars(result.value)
-        return text(result.value)
-      }
+      if (!result.done) return text(result.value)
       // Called again once the upstream ended: the end is the terminal event, sent by `end()`.
       if (terminal !== '') return null
       const closing = events.end()

@@ -86,7 +86,8 @@ function withWebSearch(chat: ChatRequest, tool: Record<string, unknown>): ChatRe
 function responsesTurn(request: ResponsesRequest, body: JsonBody | undefined, context: ResponsesContext) {
   const { previous, sealer } = context
   const alias = request.model
-  const id = `resp_${crypto.randomUUID().replaceAll('-', '')}`
+  // Time-ordered (UUIDv7): the conversation store's primary key takes new responses at its end, not at random pages.
+  const id = `resp_${Bun.randomUUIDv7().replaceAll('-', '')}`
   const createdAt = Math.floor(context.now() / 1000)
   const history = previous?.at === 'gateway' ? previous.history : []
   const includeEncrypted = request.include?.includes('reasoning.encrypted_content') ?? false

@@ -1,18 +1,16 @@
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { tryLockExclusive } from './file-lock'
+import { AppendLog, batchLine, claimOrphan, type ClaimedJournal, type JournalFile, listJournalFiles, readBatches } from '../journal/append-log'
 import type { UsageEntry } from './entry'
+
+export { claimOrphan, type ClaimedJournal, type JournalFile }
+
+const KIND = 'usage'
 
 /** One group of entries appended together; `seq` increases by one per batch within a journal. */
 export interface JournalBatch {
   seq: number
   entries: UsageEntry[]
-}
-
-/** A journal file and its id, the key of its fold point in `usage_journals`. */
-export interface JournalFile {
-  id: string
-  path: string
 }
 
 /** The id under which the single journal of earlier versions (`<database>.usage-log`) is folded. */
@@ -63,55 +61,34 @@ export function decodeEntry([
   return entry
 }
 
-const journalPath = (dbPath: string, id: string) => `${dbPath}.usage-${id}.log`
-
 /** Every journal file beside a database: each process's own, and the legacy one if it is still there. */
 export function listJournals(dbPath: string | null): JournalFile[] {
-  if (dbPath === null || dbPath === ':memory:') return []
-  const dir = dirname(dbPath)
-  const head = `${basename(dbPath)}.usage-`
-  const files: JournalFile[] = []
-  let names: string[]
-  try {
-    names = readdirSync(dir)
-  } catch {
-    return []
-  }
-  for (const name of names) {
-    if (!name.startsWith(head)) continue
-    if (name === `${head}log`) files.push({ id: LEGACY_JOURNAL, path: join(dir, name) })
-    else if (name.endsWith('.log')) files.push({ id: name.slice(head.length, -4), path: join(dir, name) })
+  const files = listJournalFiles(dbPath, KIND)
+  if (dbPath !== null && dbPath !== ':memory:') {
+    const legacy = join(dirname(dbPath), `${basename(dbPath)}.usage-log`)
+    if (existsSync(legacy)) files.push({ id: LEGACY_JOURNAL, path: legacy })
   }
   return files
 }
 
 /**
- * One process's usage write-ahead log: an append-only file of JSON lines, one `write()` per batch,
- * no fsync. A write that returned is in the kernel's page cache and survives a kill of the process,
- * exactly like a SQLite WAL commit with `synchronous = NORMAL`; only an OS crash can lose the tail,
- * and a torn last line is ignored on reading. Every process has its own file, named by a fresh id
- * and locked (flock) for the process's lifetime, so several processes on one database never write
- * to the same file, and a file whose lock can be taken belongs to a process that is gone.
+ * One process's usage write-ahead log: an append-only journal (see journal/append-log.ts) of
+ * batches of entries, one `write()` per batch, no fsync.
  */
 export class UsageJournal implements JournalFile {
-  private readonly fd: number
-  /** The file's length after the last complete append: where a failed append is cut back to. */
-  private size: number
+  private constructor(private readonly log: AppendLog) {}
 
-  private constructor(
-    readonly id: string,
-    readonly path: string,
-  ) {
-    this.fd = openSync(path, 'a', 0o600)
-    if (!tryLockExclusive(this.fd)) throw new Error(`usage journal ${path} is locked by another process`)
-    this.size = fstatSync(this.fd).size
+  get id(): string {
+    return this.log.id
+  }
+
+  get path(): string {
+    return this.log.path
   }
 
   /** A new journal for this process beside the database (its folder is made, owner-only, if need be). */
   static create(dbPath: string): UsageJournal {
-    mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 })
-    const id = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`
-    return new UsageJournal(id, journalPath(dbPath, id))
+    return new UsageJournal(AppendLog.create(dbPath, KIND))
   }
 
   /**
@@ -119,91 +96,21 @@ export class UsageJournal implements JournalFile {
    * would hide every batch after it from a later read.
    */
   append(seq: number, entries: UsageEntry[]): void {
-    const line = Buffer.from(`${JSON.stringify([seq, entries.map(encodeEntry)])}\n`)
-    try {
-      const written = writeSync(this.fd, line)
-      if (written !== line.length) throw new Error(`usage journal: wrote ${written} of ${line.length} bytes`)
-    } catch (error) {
-      ftruncateSync(this.fd, this.size)
-      throw error
-    }
-    this.size += line.length
+    this.log.append(batchLine(seq, JSON.stringify(entries.map(encodeEntry))))
   }
 
   /** Empties the file once everything in it is folded; appends go on at its (new) end. */
   truncate(): void {
-    ftruncateSync(this.fd, 0)
-    this.size = 0
+    this.log.truncate()
   }
 
   /** Deletes the file and then gives up its lock: call once everything in it is folded. */
   remove(): void {
-    removeFile(this.path)
-    closeSync(this.fd)
-  }
-}
-
-function removeFile(path: string): void {
-  try {
-    unlinkSync(path)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-  }
-}
-
-/** A journal whose owner is gone, locked by this process until it is removed or released. */
-export interface ClaimedJournal extends JournalFile {
-  /** Deletes the file, then releases the lock. */
-  remove(): void
-  /** Releases the lock (again: a no-op). */
-  release(): void
-}
-
-/** Locks another process's journal when that process is gone; null while its owner still holds it. */
-export function claimOrphan(file: JournalFile): ClaimedJournal | null {
-  let fd: number
-  try {
-    fd = openSync(file.path, 'r')
-  } catch {
-    return null
-  }
-  if (!tryLockExclusive(fd)) {
-    closeSync(fd)
-    return null
-  }
-  let open = true
-  const release = () => {
-    if (open) closeSync(fd)
-    open = false
-  }
-  return {
-    ...file,
-    remove() {
-      removeFile(file.path)
-      release()
-    },
-    release,
+    this.log.remove()
   }
 }
 
 /** Every complete batch in a journal file, oldest first; stops at a torn or unreadable line. */
 export function readJournal(path: string): JournalBatch[] {
-  if (!existsSync(path)) return []
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8')
-  } catch {
-    return []
-  }
-  const batches: JournalBatch[] = []
-  for (const line of text.split('\n')) {
-    if (line === '') continue
-    try {
-      const [seq, entries] = JSON.parse(line) as [number, EncodedEntry[]]
-      batches.push({ seq, entries: entries.map(decodeEntry) })
-    } catch {
-      break
-    }
-  }
-  return batches
+  return readBatches(path, (payload) => (payload as EncodedEntry[]).map(decodeEntry)).map(({ seq, payload }) => ({ seq, entries: payload }))
 }

@@ -1,6 +1,8 @@
 import { UsageTotals } from './accumulator'
 import type { UsageEntry } from './entry'
-import { claimOrphan, type JournalBatch, listJournals, readJournal, type UsageJournal } from './journal'
+import { foldOtherJournals } from '../journal/append-log'
+import { type Settle, TurnBatch } from '../journal/turn-batch'
+import { type JournalBatch, listJournals, readJournal, type UsageJournal } from './journal'
 import { repeat } from './repeat'
 import type { FoldPlan, UsageStore } from './store'
 
@@ -34,11 +36,9 @@ function planFrom(batches: JournalBatch[], foldedSeq: number, upTo = Number.POSI
 }
 
 /**
- * Folds the journals of other processes into the store. A fold adds only batches past the
- * journal's fold point and moves the point in the same transaction, so it is never applied twice,
- * whoever runs it. A journal whose owner is gone (its lock can be taken) is then deleted: first the
- * file, then its fold point, so a crash in between leaves a harmless row, never a file that would
- * be counted again from zero.
+ * Folds the journals of other processes into the store (see journal/append-log.ts, foldOtherJournals).
+ * A fold adds only batches past the journal's fold point and moves the point in the same
+ * transaction, so it is never applied twice, whoever runs it.
  */
 export class JournalFolder {
   constructor(
@@ -51,21 +51,14 @@ export class JournalFolder {
    * Folds every journal but `own`. Orphans are folded and removed; journals of live processes are
    * folded without being emptied when `live` is 'fold' (the CLI, for exact reports), else skipped.
    */
-  async foldOthers(own: string | null, live: 'fold' | 'skip'): Promise<void> {
-    for (const file of listJournals(this.dbPath)) {
-      if (file.id === own) continue
-      const orphan = claimOrphan(file)
-      if (orphan === null && live === 'skip') continue
-      try {
-        await this.store.fold(file.id, (foldedSeq) => planFrom(readJournal(file.path), foldedSeq))
-        if (orphan) {
-          orphan.remove()
-          await this.store.forgetJournal(file.id)
-        }
-      } finally {
-        orphan?.release()
-      }
-    }
+  foldOthers(own: string | null, live: 'fold' | 'skip'): Promise<void> {
+    return foldOtherJournals(
+      listJournals(this.dbPath),
+      own,
+      live,
+      (file) => this.store.fold(file.id, (foldedSeq) => planFrom(readJournal(file.path), foldedSeq)),
+      (id) => this.store.forgetJournal(id),
+    )
   }
 }
 
@@ -78,8 +71,6 @@ export const foldJournals = (store: UsageStore, dbPath: string | null): Promise<
 
 /** Folds and removes the journals of processes that are gone (a process that now keeps no journal of its own). */
 export const foldOrphanJournals = (store: UsageStore, dbPath: string | null): Promise<void> => new JournalFolder(store, dbPath).foldOthers(null, 'skip')
-
-type Settle = { resolve: () => void; reject: (error: unknown) => void }
 
 /**
  * Usage counters, durable before the response ends and cheap per request. Entries recorded in the
@@ -96,9 +87,8 @@ type Settle = { resolve: () => void; reject: (error: unknown) => void }
  * Without a journal (an in-memory database) each turn's entries are folded into the store directly.
  */
 export class UsageRecorder implements UsageSink, UsagePipeline {
-  private batch: UsageEntry[] = []
-  private written: Promise<void> | null = null
-  private settle: Settle | null = null
+  /** The entries recorded in this event-loop turn, appended (or folded) together at its end. */
+  private readonly batch = new TurnBatch<UsageEntry>(() => (this.journal ? this.append() : void this.fold().catch(() => {})))
   /** Everything recorded and not yet folded. */
   private totals = new UsageTotals()
   /** The last batch appended to the journal. */
@@ -127,26 +117,12 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
   record(entry: UsageEntry): Promise<void> {
     // Counted once durable (appended, or folded without a journal): an entry whose write failed
     // belongs to a request that is refused, and is never billed.
-    this.batch.push(entry)
-    if (!this.written) {
-      this.written = new Promise((resolve, reject) => (this.settle = { resolve, reject }))
-      setImmediate(() => (this.journal ? this.append() : void this.fold().catch(() => {})))
-    }
-    return this.written
-  }
-
-  /** Takes the turn's batch and the promise its callers wait on. */
-  private takeBatch(): { batch: UsageEntry[]; settle: Settle | null } {
-    const taken = { batch: this.batch, settle: this.settle }
-    this.batch = []
-    this.written = null
-    this.settle = null
-    return taken
+    return this.batch.add(entry)
   }
 
   /** Appends the turn's batch to the journal: once the write returned, the batch is durable. */
   private append(): void {
-    const { batch, settle } = this.takeBatch()
+    const { items: batch, settle } = this.batch.take()
     if (batch.length === 0) return settle?.resolve()
     try {
       this.journal!.append(this.seq + 1, batch)
@@ -181,11 +157,11 @@ export class UsageRecorder implements UsageSink, UsagePipeline {
     // With a journal the batch is appended first; without one, its callers wait for this fold.
     let waiting: Settle | null = null
     if (journal) {
-      if (this.batch.length > 0) this.append()
+      if (this.batch.size > 0) this.append()
     } else {
-      const taken = this.takeBatch()
+      const taken = this.batch.take()
       waiting = taken.settle
-      for (const entry of taken.batch) this.totals.add(entry)
+      for (const entry of taken.items) this.totals.add(entry)
     }
     if (this.totals.empty) return waiting?.resolve()
     const totals = this.totals

@@ -2,10 +2,12 @@ import { and, eq, gt, isNull, lte, or } from 'drizzle-orm'
 import { conversations } from '../../../db/schema'
 import {
   type ClaimOutcome,
+  type ConversationFold,
   type ConversationKind,
   type ConversationRecord,
-  type ConversationStore,
-  encodeRecord,
+  type EncodedRecord,
+  encodedRecord,
+  type FoldableConversationStore,
   MAX_CHAIN_BYTES,
   MAX_CHAIN_TURNS,
   PRUNE_BATCH,
@@ -80,11 +82,25 @@ const INSERT = `
     request = excluded.request, answer = excluded.answer, size = excluded.size, created_at = excluded.created_at,
     expires_at = excluded.expires_at, continued_by = NULL, claimed_until = NULL`
 
-/** The conversation store on SQLite: every read and write goes through the (key_id, id) primary key. */
-export class SqliteConversationStore implements ConversationStore {
+/**
+ * A conversation journal's fold point, in the table of every journal's fold point (`usage_journals`,
+ * keyed by name): under a name of its own, which a usage journal's id never takes.
+ */
+const foldPointOf = (journal: string) => `conversations:${journal}`
+
+/**
+ * The conversation store on SQLite: every read and write goes through the (key_id, id) primary key.
+ * Written at once (puts of one event-loop turn in one transaction), or, with a journal in front of
+ * it (conversations/journaled.ts), by folds of journaled records.
+ */
+export class SqliteConversationStore implements FoldableConversationStore {
   private readonly chainQuery
   private readonly extendAncestors
   private readonly prune
+  private readonly readPoint
+  private readonly writePoint
+  private readonly deletePoint
+  private readonly foldBatch
 
   constructor(private readonly db: Db) {
     this.chainQuery = db.$client.query<Row, Record<string, string | number>>(CHAIN)
@@ -96,8 +112,19 @@ export class SqliteConversationStore implements ConversationStore {
     this.prune = db.$client.query<never, { now: number; batch: number }>(
       `DELETE FROM conversations WHERE rowid IN (SELECT rowid FROM conversations WHERE expires_at <= $now LIMIT $batch)`,
     )
-    this.writeBatch = db.$client.transaction((records: ConversationRecord[], rows: { request: string; answer: string; size: number }[]) => {
-      for (const [i, record] of records.entries()) this.write(record, rows[i]!)
+    this.writeBatch = db.$client.transaction((records: EncodedRecord[]) => {
+      for (const record of records) this.write(record)
+    })
+    this.readPoint = db.$client.query<{ seq: number }, { journal: string }>('SELECT folded_seq AS seq FROM usage_journals WHERE journal = $journal')
+    this.writePoint = db.$client.query<never, { journal: string; seq: number }>(
+      'INSERT INTO usage_journals (journal, folded_seq) VALUES ($journal, $seq) ON CONFLICT (journal) DO UPDATE SET folded_seq = excluded.folded_seq',
+    )
+    this.deletePoint = db.$client.query<never, { journal: string }>('DELETE FROM usage_journals WHERE journal = $journal')
+    this.foldBatch = db.$client.transaction((journal: string, plan: (foldedSeq: number) => ConversationFold | null) => {
+      const fold = plan(this.readPoint.get({ journal: foldPointOf(journal) })?.seq ?? 0)
+      if (fold === null) return
+      for (const record of fold.records) this.write(record)
+      this.writePoint.run({ journal: foldPointOf(journal), seq: fold.seq })
     })
   }
 
@@ -105,16 +132,18 @@ export class SqliteConversationStore implements ConversationStore {
   private readonly markContinued
   private readonly writeBatch
   /** Records put in this event-loop turn, written together in one transaction at its end. */
-  private pending: { record: ConversationRecord; encoded: { request: string; answer: string; size: number }; done: (error?: unknown) => void }[] = []
+  private pending: { record: EncodedRecord; done: (error?: unknown) => void }[] = []
 
-  private write(record: ConversationRecord, encoded: { request: string; answer: string; size: number }): void {
+  private write(record: EncodedRecord): void {
     this.insert.run({
       key: record.keyId,
       id: record.id,
       kind: record.kind,
       upstream: record.upstream,
       parent: record.parentId,
-      ...encoded,
+      request: record.request,
+      answer: record.answer,
+      size: record.size,
       created: record.createdAt,
       expires: record.expiresAt,
     })
@@ -130,11 +159,11 @@ export class SqliteConversationStore implements ConversationStore {
    * resolves once its transaction committed.
    */
   put(record: ConversationRecord): Promise<boolean> {
-    const encoded = encodeRecord(record)
+    const encoded = encodedRecord(record)
     if (encoded === null) return Promise.resolve(false)
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.flush())
-      this.pending.push({ record, encoded, done: (error) => (error === undefined ? resolve(true) : reject(error)) })
+      this.pending.push({ record: encoded, done: (error) => (error === undefined ? resolve(true) : reject(error)) })
     })
   }
 
@@ -142,10 +171,7 @@ export class SqliteConversationStore implements ConversationStore {
     const batch = this.pending
     this.pending = []
     try {
-      this.writeBatch(
-        batch.map((entry) => entry.record),
-        batch.map((entry) => entry.encoded),
-      )
+      this.writeBatch(batch.map((entry) => entry.record))
     } catch (error) {
       for (const entry of batch) entry.done(error)
       return
@@ -203,5 +229,13 @@ export class SqliteConversationStore implements ConversationStore {
 
   async pruneExpired(now: number): Promise<number> {
     return this.prune.run({ now, batch: PRUNE_BATCH }).changes
+  }
+
+  async fold(journal: string, plan: (foldedSeq: number) => ConversationFold | null): Promise<void> {
+    this.foldBatch.immediate(journal, plan)
+  }
+
+  async forgetJournal(journal: string): Promise<void> {
+    this.deletePoint.run({ journal: foldPointOf(journal) })
   }
 }

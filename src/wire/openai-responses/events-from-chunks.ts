@@ -88,8 +88,10 @@ export class EventsFromChunks {
     this.summaries = summaryWanted(request)
   }
 
+  /** Numbers an event made for this call alone (numbered in place: no copy of it). */
   private emit(out: StreamEvent[], event: UnnumberedEvent): void {
-    out.push({ ...event, sequence_number: this.sequence++ } as StreamEvent)
+    ;(event as StreamEvent).sequence_number = this.sequence++
+    out.push(event as StreamEvent)
   }
 
   /** response.created and response.in_progress, once; push, end and fail begin with them when not yet sent. */
@@ -97,8 +99,10 @@ export class EventsFromChunks {
     const out: StreamEvent[] = []
     if (this.started) return out
     this.started = true
-    this.emit(out, { type: 'response.created', response: responseShell(this.request, this.options, 'in_progress') })
-    this.emit(out, { type: 'response.in_progress', response: responseShell(this.request, this.options, 'in_progress') })
+    // One shell for both: events are written out as they are made, and this one is never changed.
+    const response = responseShell(this.request, this.options, 'in_progress')
+    this.emit(out, { type: 'response.created', response })
+    this.emit(out, { type: 'response.in_progress', response })
     return out
   }
 
@@ -207,14 +211,16 @@ export class EventsFromChunks {
       })
     }
     const part = slot.parts.at(-1)!
-    const ref = { item_id: slot.id, output_index: slot.index, content_index: slot.parts.length - 1 }
     if (text === '') return
+    // The commonest event of a stream: written out field by field rather than spread from a shared ref.
+    const { id: item_id, index: output_index } = slot
+    const content_index = slot.parts.length - 1
     if (part.type === 'output_text') {
       part.text += text
-      this.emit(out, { type: 'response.output_text.delta', ...ref, delta: text, logprobs: [] })
+      this.emit(out, { type: 'response.output_text.delta', item_id, output_index, content_index, delta: text, logprobs: [] })
     } else {
       part.refusal += text
-      this.emit(out, { type: 'response.refusal.delta', ...ref, delta: text })
+      this.emit(out, { type: 'response.refusal.delta', item_id, output_index, content_index, delta: text })
     }
   }
 
