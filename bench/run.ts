@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { postgresMissing, redisMissing, startPostgres, startRedis } from '../test/support/servers'
+import { type KindMock, startKindMocks } from './kinds'
 import { describeLongStreams, type LongStreamsResult, measureLongStreams } from './long-streams'
 import { freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
 import { type WrkResult, wrk, wrkSpread } from './wrk'
@@ -48,6 +49,9 @@ const mockPort = await freePort()
 start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
 await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
 
+// The other upstream kinds, each on its own fake, measured over it as the openai kind is over the mock.
+const kindMocks: KindMock[] = await startKindMocks()
+
 const barePort = await freePort()
 start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
 const relayPort = await freePort()
@@ -76,9 +80,10 @@ targets = [{ upstream = "mock", model = "bench-model" }]
 
 [aliases."bench/native"]
 targets = [{ upstream = "mock_native", model = "bench-model" }]
-`,
+${kindMocks.map((mock) => mock.toml).join('')}`,
 )
-const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath }
+const kindEnv: Record<string, string> = Object.assign({}, ...kindMocks.map((mock) => mock.env))
+const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath, ...kindEnv }
 const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
   cwd: ROOT,
   env: { ...process.env, ...gatewayEnv },
@@ -107,6 +112,10 @@ interface Target {
   headers: Record<string, string>
   model: string
   pid?: number
+  /** The scenarios it runs in (default: all of its APIs'). */
+  scenarios?: string[]
+  /** Its own request, for a fake asked in its own dialect (default: chat completions or Responses at `model`). */
+  request?: { path(stream: boolean): string; body(stream: boolean): string }
 }
 const both: Api[] = ['chat', 'responses']
 const targets: Target[] = [
@@ -118,6 +127,21 @@ const targets: Target[] = [
   // The Responses API passed through to a native upstream, as sent.
   { name: 'native', url: `http://127.0.0.1:${gatewayPort}`, apis: ['responses'], headers: { Authorization: `Bearer ${key}` }, model: 'bench/native' },
 ]
+
+/** Each other kind through the gateway, and its fake asked directly, in the c32 chat scenarios. */
+const KIND_SCENARIOS = ['json c32', 'stream c32']
+for (const mock of kindMocks) {
+  targets.push(
+    { name: `direct ${mock.kind}`, url: mock.direct.url, headers: mock.direct.headers, model: '', scenarios: KIND_SCENARIOS, request: mock.direct },
+    {
+      name: `${mock.kind} kind`,
+      url: `http://127.0.0.1:${gatewayPort}`,
+      headers: { Authorization: `Bearer ${key}` },
+      model: mock.alias,
+      scenarios: KIND_SCENARIOS,
+    },
+  )
+}
 
 if (options.peer === 'portkey') {
   const dir = join(work, 'portkey')
@@ -155,6 +179,7 @@ if (clusterMissing !== null) {
     REDIS_URL: redis.url,
     GATEWAY_CONFIG: configPath,
     GATEWAY_DB: join(work, 'cluster', 'unused.sqlite'),
+    ...kindEnv,
   }
   const made = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
     cwd: ROOT,
@@ -209,8 +234,10 @@ for (let run = 1; run <= RUNS; run++) {
   for (const scenario of scenarios) {
     for (const target of targets) {
       if (!(target.apis ?? ['chat']).includes(scenario.api)) continue
-      const body = bodyFor(target.model, scenario.stream, scenario.api)
-      const urls = (target.urls ?? [target.url]).map((base) => base + PATHS[scenario.api])
+      if (target.scenarios && !target.scenarios.includes(scenario.name)) continue
+      const body = target.request?.body(scenario.stream) ?? bodyFor(target.model, scenario.stream, scenario.api)
+      const path = target.request?.path(scenario.stream) ?? PATHS[scenario.api]
+      const urls = (target.urls ?? [target.url]).map((base) => base + path)
       await wrkSpread(urls, scenario.connections, WARMUP, body, target.headers)
       const result = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
       ;((samples[scenario.name] ??= {})[target.name] ??= []).push(result)
@@ -277,20 +304,24 @@ const pad = (s: string, n: number) => s.padEnd(n)
 lines.push(`chatgate benchmark: medians of ${RUNS} run(s), ${DURATION} s each, wrk on 127.0.0.1 (${new Date().toISOString()})`)
 lines.push('')
 lines.push(
-  `${pad('scenario', 11)}${pad('target', 12)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ relay'.padStart(9)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}`,
+  `${pad('scenario', 11)}${pad('target', 15)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ relay'.padStart(9)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}`,
 )
+/** The row a target's overhead is measured over: its kind's own fake for another kind, else the openai mock. */
+const directRowOf = (target: string) => /^(\w+) kind$/.exec(target)?.[1]
 for (const [scenario, byTarget] of Object.entries(summary)) {
-  const direct = byTarget.direct!
   const bare = byTarget['bare proxy']!
   const relay = byTarget['JS relay']
   for (const [target, r] of Object.entries(byTarget)) {
-    const vsBare = target === 'direct' ? '' : (r.rps / bare.rps).toFixed(2)
-    const vsRelay = target === 'direct' || target === 'bare proxy' || !relay ? '' : (r.rps / relay.rps).toFixed(2)
-    const vsDirect = target === 'direct' ? '' : (r.rps / direct.rps).toFixed(2)
-    const p50d = target === 'direct' ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
-    const p99d = target === 'direct' ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
+    const kind = directRowOf(target)
+    const direct = (kind ? byTarget[`direct ${kind}`] : byTarget.direct)!
+    const isDirect = target === 'direct' || target.startsWith('direct ')
+    const vsBare = isDirect ? '' : (r.rps / bare.rps).toFixed(2)
+    const vsRelay = isDirect || target === 'bare proxy' || !relay ? '' : (r.rps / relay.rps).toFixed(2)
+    const vsDirect = isDirect ? '' : (r.rps / direct.rps).toFixed(2)
+    const p50d = isDirect ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
+    const p99d = isDirect ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
     lines.push(
-      `${pad(scenario, 11)}${pad(target, 12)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsRelay.padStart(9)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}`,
+      `${pad(scenario, 11)}${pad(target, 15)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsRelay.padStart(9)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}`,
     )
   }
 }
@@ -328,6 +359,20 @@ for (const [kind, native, translated, chat] of responsesOverhead) {
     `Responses API ${kind} c32, p50 added over the bare proxy: native ${native.toFixed(3)} ms, translated ${translated.toFixed(3)} ms; chat completions ${chat.toFixed(3)} ms`,
   )
 }
+// Each other kind's overhead over its own fake, beside the openai kind's over the mock.
+const overOwnDirect = (row: Record<string, { p50: number }> | undefined, target: string, direct: string) =>
+  (row?.[target]?.p50 ?? NaN) - (row?.[direct]?.p50 ?? NaN)
+const kindOverhead = kindMocks.flatMap((mock) =>
+  (['json c32', 'stream c32'] as const).map((scenario) => ({
+    kind: mock.kind,
+    scenario,
+    added: overOwnDirect(summary[scenario], `${mock.kind} kind`, `direct ${mock.kind}`),
+    openai: overOwnDirect(summary[scenario], 'chatgate', 'direct'),
+  })),
+)
+for (const { kind, scenario, added: kindAdded, openai } of kindOverhead) {
+  lines.push(`${kind} kind ${scenario}, p50 added over its own upstream: ${kindAdded.toFixed(3)} ms; openai kind ${openai.toFixed(3)} ms`)
+}
 const checks = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
   [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
@@ -349,6 +394,12 @@ const checks = [
     ([kind, native, translated, chat]) =>
       [`Responses ${kind} overhead (native and translated) within 10% of chat completions'`, Math.max(native, translated) <= chat * 1.1] as [string, boolean],
   ),
+  ...kindOverhead
+    .filter(({ kind }) => kind === 'gemini')
+    .map(
+      ({ kind, scenario, added: kindAdded, openai }) =>
+        [`${kind} kind ${scenario} overhead within 10% of the openai kind's`, kindAdded <= openai * 1.1] as [string, boolean],
+    ),
   ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
 ] as [string, boolean][]
 lines.push('')

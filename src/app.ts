@@ -9,6 +9,7 @@ import { pageSecurityHeaders } from './http/page-security'
 import { AnthropicErrorSchema } from './http/inbound-schemas'
 import { ErrorSchema } from './http/schemas'
 import { anthropicErrorBody } from './wire/anthropic/errors'
+import { googleErrorBody } from './wire/gemini/errors'
 
 export const ROUTES_DIR = new URL('../routes', import.meta.url).pathname
 
@@ -38,6 +39,7 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
             description: "OpenAI's Responses API over the same aliases (Codex CLI, the Agents SDK); stored responses for previous_response_id",
           },
           { name: 'Messages', description: "Anthropic's Messages API over the same aliases (Anthropic SDK, Claude Code); errors in Anthropic's shape" },
+          { name: 'Gemini', description: "Google's generateContent API over the same aliases (Gemini CLI, the Google GenAI SDK); errors in Google's shape" },
           { name: 'Embeddings', description: 'Embeddings over public model aliases' },
           { name: 'Models', description: 'Public model aliases' },
           { name: 'Usage', description: "The caller's own usage counters" },
@@ -48,6 +50,7 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
           securitySchemes: {
             bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <key>' },
             apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <key>' },
+            googApiKey: { type: 'apiKey', in: 'header', name: 'x-goog-api-key', description: 'x-goog-api-key: <key> (as Google clients send it)' },
             adminBearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <GATEWAY_ADMIN_KEY>' },
             adminApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'x-api-key: <GATEWAY_ADMIN_KEY>' },
           },
@@ -69,8 +72,10 @@ export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: Ap
         log: gateway.log,
         observer: gateway.observer,
         pageHeaders: new Map([['/swagger', pageSecurityHeaders(swaggerPage)]]),
-        // Anthropic's SDK and Claude Code read Anthropic's error shape on the Messages API.
-        errorFormatFor: (path) => (path === '/v1/messages' || path.startsWith('/v1/messages/') ? anthropicErrorBody : openaiErrorFormat),
+        // Anthropic's SDK and Claude Code read Anthropic's error shape on the Messages API; Google's
+        // SDK and Gemini CLI Google's on the Gemini-native routes.
+        errorFormatFor: (path) =>
+          path === '/v1/messages' || path.startsWith('/v1/messages/') ? anthropicErrorBody : path.startsWith('/v1beta/') ? googleErrorBody : openaiErrorFormat,
         refuseBeforeBody: earlyRefusal({
           keyCache: gateway.keyCache,
           routing: () => gateway.routing,

@@ -9,7 +9,9 @@ import type { ConfigDifference } from './config/drift'
 import { loadGatewayConfig } from './config/load'
 import type { ConfigSettings, GatewayConfig, ModelPrice } from './config/types'
 import { Conversations } from './conversations/conversations'
+import { JournaledConversationStore } from './conversations/journaled'
 import { ResponsesStore } from './conversations/responses'
+import { type ConversationPipeline, type ConversationStore, isFoldable, NO_PIPELINE } from './conversations/store'
 import { followConfig, writeConfig } from './gateway-config'
 import { providerKinds } from './providers'
 import { headerNames, type HeaderNames } from './http/headers'
@@ -153,6 +155,18 @@ async function openLimits(env: GatewayEnv, stores: Stores, instanceId: string, l
   return { limiter: new MemoryLimiter(stores.quotaBaseline, recorder), usage: recorder, shared: null, probeUsage: () => recorder.probe() }
 }
 
+/**
+ * The conversation store every request uses. On a SQLite file, journaled: a put costs one `write()`
+ * per event-loop turn, folded into the database every second (conversations/journaled.ts). On
+ * Postgres, written at once: the other instances of a cluster must see a response at once.
+ */
+async function openConversations(stores: Stores): Promise<{ store: ConversationStore; pipeline: ConversationPipeline }> {
+  const store = stores.conversations
+  if (stores.backend !== 'sqlite' || stores.journalBase === null || !isFoldable(store)) return { store, pipeline: NO_PIPELINE }
+  const journaled = await JournaledConversationStore.open(store, stores.journalBase)
+  return { store: journaled, pipeline: journaled }
+}
+
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds, env.vars)
@@ -161,6 +175,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
   const instanceId = `${process.pid}-${crypto.randomUUID().slice(0, 6)}-${hostname()}`
   const stores = await openStores(env, instanceId)
   let shared: SharedLimits | null = null
+  let conversationPipeline: ConversationPipeline = NO_PIPELINE
   try {
     const { stored, routing } = await writeConfig(stores.config, config, { env, prices, log, now: now(), why: 'start' })
     const circuits = new CircuitBreakers((target, failures) => log.warn({ target, failures }, 'circuit opened: target skipped until its cooldown ends'))
@@ -171,6 +186,8 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     const limits = await openLimits(env, stores, instanceId, log)
     shared = limits.shared
     const { limiter, usage } = limits
+    const conversationStore = await openConversations(stores)
+    conversationPipeline = conversationStore.pipeline
     const secret = instanceSecret(env, log)
     const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
     const headers = headerNames(env.headerBrand)
@@ -185,8 +202,12 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
       prices,
       keyCache,
       keys: new KeyService(stores.keys, keyCache, now),
-      conversations: new Conversations(stores.conversations, { ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS, now }),
-      responses: new ResponsesStore(stores.conversations, { ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS, now }),
+      conversations: new Conversations(conversationStore.store, {
+        ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS,
+        now,
+        pipeline: conversationStore.pipeline,
+      }),
+      responses: new ResponsesStore(conversationStore.store, { ttlMs: () => gateway.configFile.conversations.responsesTtlDays * DAY_MS, now }),
       limiter,
       shared,
       circuits,
@@ -220,6 +241,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     }
     return gateway
   } catch (error) {
+    await conversationPipeline.stop().catch(() => {})
     await shared?.close()
     await stores.close()
     throw error
@@ -258,28 +280,32 @@ export function watchStores(gateway: Gateway, intervalMs = 250): () => void {
   return () => clearInterval(timer)
 }
 
-/** Starts what runs in the background: the usage pipeline, and with Redis the lease renewals. */
+/** Starts what runs in the background: the usage and conversation pipelines, and with Redis the lease renewals. */
 export function startBackground(gateway: Gateway): void {
   gateway.shared?.limiter.start()
   // A database away for a while fails a fold every second: one line per 10 s says so, with the count.
-  let failed = 0
-  const mayLog = atMostEvery(10_000)
-  gateway.usage.start((error) => {
-    failed++
-    if (!mayLog()) return
-    gateway.log.error(
-      { reason: (error as Error).message, failed },
-      'folding usage into the database failed; it waits (journal or Redis) and is retried every second',
-    )
-    failed = 0
-  })
+  const foldFailed = (message: string) => {
+    let failed = 0
+    const mayLog = atMostEvery(10_000)
+    return (error: unknown) => {
+      failed++
+      if (!mayLog()) return
+      gateway.log.error({ reason: (error as Error).message, failed }, message)
+      failed = 0
+    }
+  }
+  gateway.usage.start(foldFailed('folding usage into the database failed; it waits (journal or Redis) and is retried every second'))
+  gateway.conversations.pipeline.start(
+    foldFailed('folding stored conversations into the database failed; they wait in the journal and are retried every second'),
+  )
 }
 
-/** Stops background work, folds the last usage, and closes the stores. */
+/** Stops background work, folds the last usage and conversations, and closes the stores. */
 export async function closeGateway(gateway: Gateway): Promise<void> {
   try {
     await gateway.shared?.limiter.stop()
     await gateway.usage.stop()
+    await gateway.conversations.pipeline.stop()
   } finally {
     await gateway.shared?.close()
     await gateway.stores.close()

@@ -120,6 +120,7 @@ describe('service routes', () => {
       '/v1/responses/{id}',
       '/v1/responses/{id}/input_items',
       '/v1/usage',
+      '/v1beta/models/{prefix}/{action}',
     ])
     const model = doc.paths['/v1/models/{prefix}/{name}']!.get! as unknown as { parameters: { name: string; in: string; required: boolean }[] }
     expect(model.parameters.map(({ name, in: where, required }) => ({ name, in: where, required }))).toEqual([
@@ -130,7 +131,7 @@ describe('service routes', () => {
     expect(chat.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }])
     expect(chat.requestBody).toBeDefined()
     expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '429', '502', '504']))
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminApiKey', 'adminBearer', 'apiKeyHeader', 'bearerAuth'])
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminApiKey', 'adminBearer', 'apiKeyHeader', 'bearerAuth', 'googApiKey'])
     expect(doc.components.schemas.Error).toBeDefined()
   })
 })

@@ -169,8 +169,10 @@ describe('authentication comes before the body', () => {
   })
 })
 
+// From here on, each test has a database of its own and gateways of its own: they run side by side.
+
 describe('several processes on one SQLite file', () => {
-  test('two gateways under load, with the CLI folding meanwhile: usage equals the responses received, once each', async () => {
+  test.concurrent('two gateways under load, with the CLI folding meanwhile: usage equals the responses received, once each', async () => {
     using dir = tempDir()
     const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
     const created = await runCli(['keys', 'create', '--name', 'load', '--tier', 'pro', '--rpm', '1000000', '--tpm', '1000000000', '--json'], env)
@@ -212,7 +214,7 @@ describe('several processes on one SQLite file', () => {
 })
 
 describe('several processes starting together', () => {
-  test('three gateways on a new database: all start, and exactly one first key is made', async () => {
+  test.concurrent('three gateways on a new database: all start, and exactly one first key is made', async () => {
     using dir = tempDir()
     const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
     const gateways = await Promise.all([spawnGateway(env), spawnGateway(env), spawnGateway(env)])
@@ -246,7 +248,7 @@ ${extraAlias}
   const ALIAS = `[aliases."local/extra"]\ntargets = [{ upstream = "local", model = "echo" }]`
   const TIER = `[tiers.side]\nrequests_per_minute = 10\ntokens_per_minute = 1000\nmax_concurrent = 1`
 
-  test('an alias the file stopped naming is gone after a reload: not listed, 404', async () => {
+  test.concurrent('an alias the file stopped naming is gone after a reload: not listed, 404', async () => {
     using dir = tempDir()
     const config = writeConfig(dir.path, base(ALIAS, ''))
     const gateway = await spawnGateway(
@@ -271,7 +273,7 @@ ${extraAlias}
     }
   })
 
-  test('the circuit of a removed target is dropped: the target comes back closed', async () => {
+  test.concurrent('the circuit of a removed target is dropped: the target comes back closed', async () => {
     using dir = tempDir()
     const failing = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => Response.json({ error: { message: 'down' } }, { status: 500 }) })
     const flaky = `[upstreams.flaky]\nkind = "openai"\nbase_url = "http://127.0.0.1:${failing.port}/v1"\nmax_retries = 0\nfailure_threshold = 1\ncooldown_ms = 3600000`
@@ -305,33 +307,43 @@ ${extraAlias}
     }
   })
 
-  test('removing a tier that keys use: reload refused with 400 naming the tier and the key count, the old config kept; a fresh start is refused too', async () => {
-    using dir = tempDir()
-    const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: writeConfig(dir.path, base(ALIAS, TIER)), GATEWAY_ADMIN_KEY: ADMIN_KEY }
-    const gateway = await spawnGateway(env)
-    const admin = { authorization: `Bearer ${ADMIN_KEY}` }
-    try {
-      for (const name of ['one', 'two']) {
-        const created = await runCli(['keys', 'create', '--name', name, '--tier', 'side'], env)
-        expect(created.code).toBe(0)
+  test.concurrent(
+    'removing a tier that keys use: reload refused with 400 naming the tier and the key count, the old config kept; a fresh start is refused too',
+    async () => {
+      using dir = tempDir()
+      const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: writeConfig(dir.path, base(ALIAS, TIER)), GATEWAY_ADMIN_KEY: ADMIN_KEY }
+      const gateway = await spawnGateway(env)
+      const admin = { authorization: `Bearer ${ADMIN_KEY}` }
+      try {
+        for (const name of ['one', 'two']) {
+          const created = await runCli(['keys', 'create', '--name', name, '--tier', 'side'], env)
+          expect(created.code).toBe(0)
+        }
+        const aliasesBefore = await (await fetch(`${gateway.url}/admin/aliases`, { headers: admin })).json()
+        writeConfig(dir.path, base('', ''))
+        const reload = await fetch(`${gateway.url}/admin/reload`, { method: 'POST', headers: admin })
+        expect(reload.status).toBe(400)
+        const { error } = (await reload.json()) as { error: { type: string; code: string; message: string; param: string } }
+        expect(error).toMatchObject({ type: 'invalid_request_error', code: 'tier_in_use', param: 'tiers.side' })
+        expect(error.message).toContain('tiers."side"')
+        expect(error.message).toContain('2 keys use it')
+        // Nothing changed: the alias the new file dropped is still there, and so is the tier.
+        expect(await (await fetch(`${gateway.url}/admin/aliases`, { headers: admin })).json()).toEqual(aliasesBefore)
+        const tiers = (await (await fetch(`${gateway.url}/admin/tiers`, { headers: admin })).json()) as { data: { name: string }[] }
+        expect(tiers.data.map((t) => t.name)).toEqual(['main', 'side'])
+      } finally {
+        await gateway.stop()
       }
-      const aliasesBefore = await (await fetch(`${gateway.url}/admin/aliases`, { headers: admin })).json()
-      writeConfig(dir.path, base('', ''))
-      const reload = await fetch(`${gateway.url}/admin/reload`, { method: 'POST', headers: admin })
-      expect(reload.status).toBe(400)
-      const { error } = (await reload.json()) as { error: { type: string; code: string; message: string; param: string } }
-      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'tier_in_use', param: 'tiers.side' })
-      expect(error.message).toContain('tiers."side"')
-      expect(error.message).toContain('2 keys use it')
-      // Nothing changed: the alias the new file dropped is still there, and so is the tier.
-      expect(await (await fetch(`${gateway.url}/admin/aliases`, { headers: admin })).json()).toEqual(aliasesBefore)
-      const tiers = (await (await fetch(`${gateway.url}/admin/tiers`, { headers: admin })).json()) as { data: { name: string }[] }
-      expect(tiers.data.map((t) => t.name)).toEqual(['main', 'side'])
-    } finally {
-      await gateway.stop()
-    }
-    const restart = Bun.spawnSync(['bun', 'src/main.ts'], { cwd: `${import.meta.dir}/..`, env: { ...env, PATH: process.env.PATH ?? '', PORT: '0' } })
-    expect(restart.exitCode).toBe(1)
-    expect(restart.stderr.toString()).toContain('tiers."side": the file no longer names this tier, but 2 keys use it')
-  })
+      // Awaited, not spawnSync: the tests beside this one keep running meanwhile.
+      const restart = Bun.spawn(['bun', 'src/main.ts'], {
+        cwd: `${import.meta.dir}/..`,
+        env: { ...env, PATH: process.env.PATH ?? '', PORT: '0' },
+        stdout: 'ignore',
+        stderr: 'pipe',
+      })
+      const [stderr, exitCode] = await Promise.all([new Response(restart.stderr).text(), restart.exited])
+      expect(exitCode).toBe(1)
+      expect(stderr).toContain('tiers."side": the file no longer names this tier, but 2 keys use it')
+    },
+  )
 })

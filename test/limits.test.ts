@@ -168,8 +168,10 @@ describe('tokens per minute', () => {
   })
 })
 
+// From here on, each test has a gateway of its own, on a database of its own: they run side by side.
+
 describe('usage you can bill from', () => {
-  test('500 concurrent completions through the real server: /v1/usage and the CLI agree exactly, before and after SIGKILL', async () => {
+  test.concurrent('500 concurrent completions through the real server: /v1/usage and the CLI agree exactly, before and after SIGKILL', async () => {
     using dir = tempDir()
     // Usage differs per request, so only exact accounting adds up.
     const upstream = fakeUpstream((req) => {
@@ -224,7 +226,7 @@ describe('usage you can bill from', () => {
     }
   })
 
-  test('GET /v1/usage validates its dates and shows only the caller', async () => {
+  test.concurrent('GET /v1/usage validates its dates and shows only the caller', async () => {
     const gw = await inProcessGateway()
     try {
       const get = (query: string, key = gw.key) => gw.request(`/v1/usage${query}`, { headers: { authorization: `Bearer ${key}` } })
@@ -256,7 +258,7 @@ describe('usage you can bill from', () => {
 })
 
 describe('quotas and per-key overrides through the CLI', () => {
-  test('a key created with --daily-request-quota 3 is refused the 4th request, also after a restart', async () => {
+  test.concurrent('a key created with --daily-request-quota 3 is refused the 4th request, also after a restart', async () => {
     using dir = tempDir()
     const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
     const created = JSON.parse(

@@ -327,13 +327,17 @@ targets = [{ upstream = "claude", model = "claude-opus-4-6" }]
   })
 })
 
+// From here on, each test starts a gateway of its own, on a database of its own: they run side by side.
+
 describe("Claude Code's request against an OpenAI-compatible upstream", () => {
-  test('translated: system blocks, tools, cache_control dropped as a hint, effort as reasoning_effort, streamed back as Anthropic events', async () => {
-    using dir = tempDir()
-    const upstream = fakeUpstream((request) => openaiStream(String(request.body.model), ['Hello', ' from GPT.']))
-    const config = writeConfig(
-      dir.path,
-      `
+  test.concurrent(
+    'translated: system blocks, tools, cache_control dropped as a hint, effort as reasoning_effort, streamed back as Anthropic events',
+    async () => {
+      using dir = tempDir()
+      const upstream = fakeUpstream((request) => openaiStream(String(request.body.model), ['Hello', ' from GPT.']))
+      const config = writeConfig(
+        dir.path,
+        `
 [tiers.t]
 requests_per_minute = 100
 tokens_per_minute = 1000000
@@ -344,44 +348,45 @@ base_url = "${upstream.url}"
 [aliases."gpt/code"]
 targets = [{ upstream = "gpt", model = "gpt-5" }]
 `,
-    )
-    const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
-    try {
-      const { request } = fixture('anthropic/messages-request-claude-code.json')
-      const response = await fetch(`${gateway.url}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.firstKey}`, 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({ ...request, model: 'gpt/code' }),
-      })
-      expect(response.status).toBe(200)
-      const sent = upstream.requests.at(-1)!.body as Record<string, any>
-      expect(sent).toMatchObject({
-        model: 'gpt-5',
-        stream: true,
-        max_completion_tokens: request.max_tokens,
-        reasoning_effort: 'medium',
-        user: request.metadata.user_id,
-      })
-      expect(sent.messages[0]).toEqual({ role: 'system', content: request.system.map((b: { text: string }) => ({ type: 'text', text: b.text })) })
-      expect(sent.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(request.tools.map((t: { name: string }) => t.name))
-      expect(JSON.stringify(sent)).not.toContain('cache_control')
-      const events = parseSse(await response.text()).map((e) => JSON.parse(e.data))
-      expect(shape(events)).toEqual(['message_start', 'start:text', 'delta:text_delta', 'content_block_stop', 'message_delta', 'message_stop'])
-      expect(
-        events
-          .filter((e) => e.type === 'content_block_delta')
-          .map((e) => e.delta.text)
-          .join(''),
-      ).toBe('Hello from GPT.')
-    } finally {
-      await gateway.stop()
-      upstream.stop()
-    }
-  })
+      )
+      const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_CONFIG: config }, { expectFirstKey: true })
+      try {
+        const { request } = fixture('anthropic/messages-request-claude-code.json')
+        const response = await fetch(`${gateway.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${gateway.firstKey}`, 'anthropic-version': '2023-06-01' },
+          body: JSON.stringify({ ...request, model: 'gpt/code' }),
+        })
+        expect(response.status).toBe(200)
+        const sent = upstream.requests.at(-1)!.body as Record<string, any>
+        expect(sent).toMatchObject({
+          model: 'gpt-5',
+          stream: true,
+          max_completion_tokens: request.max_tokens,
+          reasoning_effort: 'medium',
+          user: request.metadata.user_id,
+        })
+        expect(sent.messages[0]).toEqual({ role: 'system', content: request.system.map((b: { text: string }) => ({ type: 'text', text: b.text })) })
+        expect(sent.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(request.tools.map((t: { name: string }) => t.name))
+        expect(JSON.stringify(sent)).not.toContain('cache_control')
+        const events = parseSse(await response.text()).map((e) => JSON.parse(e.data))
+        expect(shape(events)).toEqual(['message_start', 'start:text', 'delta:text_delta', 'content_block_stop', 'message_delta', 'message_stop'])
+        expect(
+          events
+            .filter((e) => e.type === 'content_block_delta')
+            .map((e) => e.delta.text)
+            .join(''),
+        ).toBe('Hello from GPT.')
+      } finally {
+        await gateway.stop()
+        upstream.stop()
+      }
+    },
+  )
 })
 
 describe('limits and usage across the three APIs', () => {
-  test('rpm counts chat, messages and embeddings in one window; usage counts each', async () => {
+  test.concurrent('rpm counts chat, messages and embeddings in one window; usage counts each', async () => {
     using dir = tempDir()
     const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
     const created = await runCli(['keys', 'create', '--name', 'mixed', '--tier', 'pro', '--rpm', '5', '--json'], env)
@@ -411,7 +416,7 @@ describe('limits and usage across the three APIs', () => {
     }
   })
 
-  test('tpm counts the tokens of all three', async () => {
+  test.concurrent('tpm counts the tokens of all three', async () => {
     using dir = tempDir()
     const env = { GATEWAY_DB: `${dir.path}/gateway.sqlite` }
     const created = await runCli(['keys', 'create', '--name', 'tokens', '--tier', 'pro', '--tpm', '10', '--json'], env)

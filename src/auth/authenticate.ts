@@ -14,14 +14,15 @@ export interface Caller {
 const BEARER = /^Bearer\s+(\S+)\s*$/i
 
 /**
- * The caller's key from `Authorization: Bearer` or `x-api-key`; Authorization wins when both are
- * sent. Keys in query strings are never read: they end up in access logs. Reads the request's own
- * headers: asking Elysia for its `headers` object would copy every header on every request.
+ * The caller's key from `Authorization: Bearer`, `x-api-key` or `x-goog-api-key` (Google's clients:
+ * Gemini CLI, the GenAI SDK), in that order of precedence when several are sent. Keys in query
+ * strings are never read: they end up in access logs. Reads the request's own headers: asking
+ * Elysia for its `headers` object would copy every header on every request.
  */
 export function extractApiKey(headers: Headers): string | null {
   const authorization = headers.get('authorization')
   if (authorization !== null) return BEARER.exec(authorization)?.[1] ?? null
-  return headers.get('x-api-key')?.trim() || null
+  return headers.get('x-api-key')?.trim() || headers.get('x-goog-api-key')?.trim() || null
 }
 
 export function limitsOf(key: KeyRecord, tier: Tier): KeyLimits {

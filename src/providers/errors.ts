@@ -77,10 +77,15 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
 export function upstreamHttpError(upstream: string, status: number, headers: Headers, body: string): UpstreamError {
   const message = upstreamMessage(body)
   const wait = retryAfterMs(headers)
-  if (status === 401) {
-    // Our credentials for the upstream are wrong: the caller cannot fix that, so it is our 502. Like
-    // any other upstream 4xx it is neither retried nor failed over.
-    return new UpstreamError('upstream_error', `Upstream "${upstream}" rejected the gateway's credentials`, { retry: 'none', code: 'upstream_auth_failed' })
+  if (status === 401 || status === 403) {
+    // Our credentials for the upstream are wrong or lack access: the caller cannot fix that, so it is
+    // our 502. Never tried again on the same target (the same key fails the same way), but the next
+    // target may hold other credentials; every kind maps it alike. The upstream's message is not
+    // passed on: OpenAI's names part of the key.
+    return new UpstreamError('upstream_error', `Upstream "${upstream}" rejected the gateway's credentials (HTTP ${status})`, {
+      retry: 'other',
+      code: 'upstream_auth_failed',
+    })
   }
   if (status === 429) {
     return new UpstreamError('rate_limit_error', `Upstream "${upstream}" is rate limiting: ${message}`, {

@@ -4,6 +4,7 @@ import type { Unsupported } from '../errors'
 import type { MessageResponse, StreamEvent } from '../wire/anthropic/types'
 import type { JsonOutline } from '../wire/json-text'
 import type { EmbeddingsRequest, EmbeddingsResponse } from '../wire/openai-embeddings/types'
+import type { CountTokensResponse, GenerateContentResponse } from '../wire/gemini/types'
 
 /** What a provider gets for one attempt. */
 export interface AttemptContext {
@@ -58,8 +59,16 @@ export interface Provider {
   messages?: MessagesApi
   /** OpenAI's Responses API, relayed as sent (openai-kind upstreams with `responses = "native"`). */
   responses?: ResponsesApi
-  /** The input tokens of a request, counted locally (kinds without a counting endpoint). */
-  countTokens?(request: ChatRequest): Promise<number>
+  /** Google's generateContent API, relayed as sent (kinds gemini and vertex): Gemini CLI and the Google GenAI SDK. */
+  gemini?: GeminiApi
+  /** The input tokens of a request: by the provider's own counter, or locally; within the caller's attempt when given. */
+  countTokens?(request: ChatRequest, attempt?: AttemptContext): Promise<number>
+  /**
+   * Whether `model` reads signed thinking with this signature (`''`: redacted thinking) from a
+   * Messages caller's history as it is, so it goes on as the pivot's thinking_blocks: Claude's own
+   * on Bedrock and Vertex, the wrapped Gemini signatures on Gemini. Absent: none.
+   */
+  readsThinking?(signature: string, model: string): boolean
 }
 
 /** What an upstream may make the gateway hold in memory, at most. */
@@ -121,4 +130,25 @@ export interface ResponsesApi {
   stream(body: string, attempt: AttemptContext): Promise<AsyncIterator<ResponsesEvent[]>>
   /** A call on a response the upstream holds (`GET <id>`, `DELETE <id>`, `GET <id>/input_items?...`, `POST input_tokens`); its JSON text. */
   call(method: 'GET' | 'POST' | 'DELETE', path: string, body: string | null, attempt: AttemptContext): Promise<string>
+}
+
+/** A `:streamGenerateContent?alt=sse` chunk: its `data:` text as the upstream wrote it, and its parse. */
+export interface GeminiEvent {
+  data: string
+  chunk: GenerateContentResponse
+}
+
+/**
+ * Google's own generateContent API, relayed as sent: `body` is the caller's text, and `model` the
+ * target's (it goes in the URL, `.../models/{model}:generateContent`, not in the body). Bodies are in
+ * the Gemini API's shape, as Gemini CLI and the SDK send them; a Vertex AI upstream adapts what
+ * differs (countTokens takes the members of `generateContentRequest` directly).
+ */
+export interface GeminiApi {
+  /** Whether `model` takes this API (on Vertex AI, Claude models take Anthropic's instead); absent: every model. */
+  serves?(model: string): boolean
+  generateContent(model: string, body: string, attempt: AttemptContext): Promise<{ text: string; response: GenerateContentResponse }>
+  /** Resolves once the upstream accepted the request; yields its chunks as they arrive, through the last one. */
+  streamGenerateContent(model: string, body: string, attempt: AttemptContext): Promise<AsyncIterator<GeminiEvent[]>>
+  countTokens(model: string, body: string, attempt: AttemptContext): Promise<CountTokensResponse>
 }

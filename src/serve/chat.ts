@@ -32,6 +32,8 @@ export async function relayChunks(iterator: AsyncIterator<StreamChunk[]>, relay:
   }
 }
 
+const NONE: readonly string[] = []
+
 /** OpenAI's chat completions, served by any target: OpenAI-compatible ones get the caller's own text. */
 export function chatExchange(request: ChatRequest, body: JsonBody | undefined): Exchange {
   // Looked at only for a target whose server refuses a later system message: most never pay for it.
@@ -51,7 +53,8 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
       const check = target.provider.cannotServe
       return check ? check(forTarget(target)) : null
     },
-    dropped: (target) => target.provider.dropped?.(request) ?? [],
+    // Asked of the request the target got: its model decides what it can use (Claude on Bedrock reads reasoning_effort).
+    dropped: (target) => (target.provider.dropped ? target.provider.dropped(forTarget(target)) : NONE),
     async complete(target, attempt) {
       const { completion, text } = await target.provider.complete(forTarget(target), attempt, textFor(target))
       return { body: completionJson(completion, text, request.model), usage: completion.usage ?? null }

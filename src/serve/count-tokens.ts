@@ -5,9 +5,11 @@ import type { AnthropicHeaders } from '../providers/types'
 import { type AttemptScope, dispatch } from '../routing/dispatch'
 import { type Alias, resolveAlias, type Target } from '../routing/table'
 import { openaiCannotServe } from '../wire/anthropic/cannot-serve'
+import { toMessagesRequest } from '../wire/anthropic/request-from-chat'
 import { fromMessagesRequest } from '../wire/anthropic/request-to-chat'
 import type { MessagesRequest } from '../wire/anthropic/types'
 import { applyEdits, replacement } from '../wire/json-text'
+import type { ChatRequest } from '../wire/pivot/types'
 import type { ServeCall } from './exchange'
 import { authorizeAlias, type ServeDeps } from './serve'
 
@@ -27,6 +29,19 @@ function countableTargets(alias: Alias, counter: TokenCounter): Alias {
   const targets = alias.targets.filter((_, i) => problems[i] === null)
   if (targets.length === 0) throw unsupported(problems[0]!)
   return { ...alias, targets }
+}
+
+/**
+ * A translated request's input tokens on a target that has no counter in the caller's dialect:
+ * Anthropic's counter (the Messages request, less `max_tokens`, which it does not take), else the
+ * provider's own.
+ */
+export async function countPivotTokens(target: Target, chat: ChatRequest, attempt: AttemptScope): Promise<number> {
+  if (target.provider.messages) {
+    const { max_tokens: _, ...messages } = toMessagesRequest(chat, target.model).body
+    return (await target.provider.messages.countTokens(JSON.stringify(messages), attempt, { version: null, beta: null })).input_tokens
+  }
+  return target.provider.countTokens!(chat, attempt)
 }
 
 /**
@@ -103,7 +118,7 @@ export async function countTokens(
           body && member ? applyEdits(body.text, [replacement(member, JSON.stringify(target.model))]) : JSON.stringify({ ...request, model: target.model })
         return (await target.provider.messages.countTokens(text, attempt, headers)).input_tokens
       }
-      return target.provider.countTokens!(fromMessagesRequest(request, target.model))
+      return target.provider.countTokens!(fromMessagesRequest(request, target.model), attempt)
     },
   })
   call.headers['content-type'] = 'application/json'

@@ -5,11 +5,12 @@ import type { AnthropicHeaders } from '../providers/types'
 import type { Alias, Target } from '../routing/table'
 import { estimatedPromptTokens, inputBound } from '../spend/estimate'
 import { toMessageResponse } from '../wire/anthropic/answer-from-chat'
-import { droppedFromMessages, openaiCannotServe } from '../wire/anthropic/cannot-serve'
+import { droppedFromMessages, messagesFieldOf, openaiCannotServe } from '../wire/anthropic/cannot-serve'
 import { anthropicErrorBody } from '../wire/anthropic/errors'
 import { EventsFromChunks } from '../wire/anthropic/events-from-chunks'
 import { fromMessagesRequest } from '../wire/anthropic/request-to-chat'
-import { GATEWAY_SIGNATURE_PREFIX, type ThinkingSigner, withoutGatewayThinking } from '../wire/anthropic/signature'
+import { type ThinkingSigner, withoutGatewayThinking } from '../wire/anthropic/signature'
+import { GATEWAY_SIGNATURE_PREFIX } from '../wire/pivot/gateway-signature'
 import type { MessagesRequest } from '../wire/anthropic/types'
 import { toUsage } from '../wire/anthropic/usage'
 import { applyEdits, type JsonBody, replacement, withTopLevelValue } from '../wire/json-text'
@@ -84,6 +85,7 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
       maxEffort: target.upstream.maxReasoningEffort,
       midSystem: target.upstream.midSystem,
       verifyThinking: signer.verify,
+      keepThinking: target.provider.readsThinking && ((signature) => target.provider.readsThinking!(signature, target.model)),
     })
   const upstreamBody = (target: Target) => {
     const { request: forTarget, asSent } = sent(true)
@@ -104,7 +106,13 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
       if (native) return null
       return openaiCannotServe(sent(false).request) ?? target.provider.cannotServe?.(translated(target, false)) ?? null
     },
-    dropped: (target) => (target.provider.messages ? NONE : (dropped ??= droppedFromMessages(request))),
+    dropped(target) {
+      if (target.provider.messages) return NONE
+      dropped ??= droppedFromMessages(request)
+      // What the translation lost, and what the target then leaves out of the translated request.
+      const byTarget = target.provider.dropped?.(translated(target, false)) ?? NONE
+      return byTarget.length === 0 ? dropped : [...new Set([...dropped, ...byTarget.map((field) => messagesFieldOf(field, request))])]
+    },
     async complete(target, attempt) {
       const messages = target.provider.messages
       if (messages) {

@@ -2,13 +2,12 @@ import { type PreviousResponse, responseNotFound, type ResponsesStore } from '..
 import { type Unsupported, unsupported } from '../errors'
 import type { ResponsesApi } from '../providers/types'
 import type { RoutingTable, Target } from '../routing/table'
-import { toMessagesRequest } from '../wire/anthropic/request-from-chat'
 import type { JsonBody } from '../wire/json-text'
 import { visibleItems } from '../wire/openai-responses/answer-from-chat'
 import { chatCannotServe, gatewayRefuses } from '../wire/openai-responses/cannot-serve'
 import { toChatRequest } from '../wire/openai-responses/request-to-chat'
 import type { InputItem, OutputItem, ResponsesRequest } from '../wire/openai-responses/types'
-import { countTokensWith } from './count-tokens'
+import { countPivotTokens, countTokensWith } from './count-tokens'
 import type { ServeCall } from './exchange'
 import { heldElsewhere, nativeRequestText } from './responses'
 import { withAliasModel } from './responses-native'
@@ -155,12 +154,7 @@ export async function countResponseInputTokens(
         return (JSON.parse(await native.call('POST', 'input_tokens', text, attempt)) as { input_tokens: number }).input_tokens
       }
       const { chat } = toChatRequest(request, target.model, { maxEffort: target.upstream.maxReasoningEffort, history, unseal: () => null })
-      if (target.provider.messages) {
-        const { body: messages } = toMessagesRequest(chat, target.model)
-        const { max_tokens: _, ...countable } = messages
-        return (await target.provider.messages.countTokens(JSON.stringify(countable), attempt, { version: null, beta: null })).input_tokens
-      }
-      return target.provider.countTokens!(chat)
+      return countPivotTokens(target, chat, attempt)
     },
   })
   call.headers['content-type'] = 'application/json'

@@ -111,6 +111,12 @@ const sentBy = (calls: RecordedCall[], run: Run) => calls.filter((call) => call.
 
 /** How many Claude Code processes run at once. */
 const CLAUDE_AT_ONCE = 4
+/**
+ * The bound of a test that runs side by side with the others: it may wait for a slot behind them
+ * before its own run, so TEST_MS for the wait and TEST_MS for its run.
+ */
+const SIDE_BY_SIDE_MS = 2 * TEST_MS
+const sideBySide = (name: string, fn: () => Promise<void>) => test.concurrent(name, fn, SIDE_BY_SIDE_MS)
 
 describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, () => {
   let cg: ClientsGateway
@@ -150,7 +156,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
         stdout: 'pipe',
         stderr: 'pipe',
         // A safety net below the test's own bound (less the wait for a slot), so a hang fails with Claude Code's output.
-        timeout: Math.max(1_000, Math.round(TEST_MS - 10_000 - (performance.now() - queued))),
+        timeout: Math.max(1_000, Math.round(Math.min(TEST_MS, SIDE_BY_SIDE_MS - (performance.now() - queued)) - 10_000)),
       })
       const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited])
       return { code, stdout, stderr, home }
@@ -166,7 +172,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     if (!ok) throw new Error(`claude did not print ${needles.map((n) => JSON.stringify(n)).join(' and ')}:\n${explain(run)}`)
   }
 
-  test.concurrent(`the pinned binary runs here, offline (claude --version)`, async () => {
+  sideBySide(`the pinned binary runs here, offline (claude --version)`, async () => {
     const run = await claude(['--version'], 'bearer')
     expect(run.stdout.trim()).toBe(`${CLAUDE_CODE_VERSION} (Claude Code)`)
   })
@@ -180,7 +186,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
 
   for (const { kind, alias } of upstreams) {
     for (const auth of auths) {
-      test.concurrent(`${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`, async () => {
+      sideBySide(`${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`, async () => {
         const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], auth)
         const expected = alias === ALIASES.mock ? 'chatgate-prompt-marker' : alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
         expectSuccess(run, expected)
@@ -188,7 +194,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
         if (alias === ALIASES.openai) expect(sentBy(cg.openai.chatCalls(), run).length).toBeGreaterThan(0)
       })
 
-      test.concurrent(
+      sideBySide(
         `${kind} (${alias}), key as ${auth}: a tool loop: the model calls Bash, Claude Code runs it, sends the result, prints the final text`,
         async () => {
           if (alias === ALIASES.mock) {
@@ -238,7 +244,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
   }
 
   for (const auth of auths) {
-    test.concurrent(`a wrong key as ${auth} is refused: the key is what lets Claude Code in`, async () => {
+    sideBySide(`a wrong key as ${auth} is refused: the key is what lets Claude Code in`, async () => {
       const wrong: Record<string, string> = auth === 'bearer' ? { ANTHROPIC_AUTH_TOKEN: 'sk-cg-wrong' } : { ANTHROPIC_API_KEY: 'sk-cg-wrong' }
       const run = await claude(['-p', 'Say hello', '--model', ALIASES.mock, '--tools', ''], auth, wrong)
       expect(run.code).not.toBe(0)
@@ -246,7 +252,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     })
   }
 
-  test.concurrent(
+  sideBySide(
     'what Claude Code sends reaches an Anthropic upstream as sent: the system-role message in place, cache_control, thinking, betas; only the model replaced',
     async () => {
       const run = await claude(['-p', 'Say hello', '--model', ALIASES.anthropic, '--tools', ''], 'bearer')
@@ -269,7 +275,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     },
   )
 
-  test.concurrent(
+  sideBySide(
     'what reaches an OpenAI-compatible upstream: the system message at its place, no attribution block, no cache_control, adaptive thinking as reasoning_effort',
     async () => {
       const run = await claude(['-p', 'Say hello', '--model', ALIASES.openai, '--tools', ''], 'bearer')
@@ -289,20 +295,17 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     },
   )
 
-  test.concurrent(
-    'ToolSearch through an OpenAI-compatible upstream: its tool_reference result reaches the upstream as text, and the loop completes',
-    async () => {
-      const run = await claude(['-p', 'Find the web fetch tool [[call:ToolSearch]]', '--model', ALIASES.openai], 'bearer')
-      expectSuccess(run, OPENAI_MARKER)
-      const calls = sentBy(cg.openai.chatCalls(), run)
-      const toolMessages = calls.flatMap((call) => (call.body.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'tool'))
-      expect(toolMessages.some((m) => JSON.stringify(m.content).includes('WebFetch'))).toBe(true)
-      // A tool marked defer_loading is declared as an ordinary tool (the fake refuses unknown tool keys).
-      expect(calls.every((call) => !call.text.includes('defer_loading'))).toBe(true)
-    },
-  )
+  sideBySide('ToolSearch through an OpenAI-compatible upstream: its tool_reference result reaches the upstream as text, and the loop completes', async () => {
+    const run = await claude(['-p', 'Find the web fetch tool [[call:ToolSearch]]', '--model', ALIASES.openai], 'bearer')
+    expectSuccess(run, OPENAI_MARKER)
+    const calls = sentBy(cg.openai.chatCalls(), run)
+    const toolMessages = calls.flatMap((call) => (call.body.messages as { role: string; content: unknown }[]).filter((m) => m.role === 'tool'))
+    expect(toolMessages.some((m) => JSON.stringify(m.content).includes('WebFetch'))).toBe(true)
+    // A tool marked defer_loading is declared as an ordinary tool (the fake refuses unknown tool keys).
+    expect(calls.every((call) => !call.text.includes('defer_loading'))).toBe(true)
+  })
 
-  test.concurrent(
+  sideBySide(
     'without a model setting Claude Code asks for a model name of its own, which the gateway refuses with model_not_found (as the page says)',
     async () => {
       const logged = cg.gateway.output().length
@@ -314,7 +317,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     },
   )
 
-  test.concurrent('model discovery (CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1): Claude Code reads the aliases from GET /v1/models', async () => {
+  sideBySide('model discovery (CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1): Claude Code reads the aliases from GET /v1/models', async () => {
     const discovery = pageEnv('discovery', cg.url, cg.key)
     const run = await claude(['-p', 'Say hello', '--model', ALIASES.mock, '--tools', ''], 'bearer', discovery)
     expectSuccess(run, 'Say hello')
@@ -324,7 +327,7 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     expect(ids).toEqual(expect.arrayContaining([ALIASES.anthropic, ALIASES.anthropicFast, ALIASES.openai]))
   })
 
-  test.concurrent("the page's examples run as written (the docs' own command lines)", async () => {
+  sideBySide("the page's examples run as written (the docs' own command lines)", async () => {
     for (const tag of ['examples', 'mock']) {
       for (const line of docBlock(PAGE, 'sh', tag)
         .split('\n')

@@ -17,6 +17,7 @@
  * is partial on purpose carries `<!-- not-checked: reason -->` on the line before its fence.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { generateKeyPairSync } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEFAULT_CONFIG } from '../../src/config/defaults'
@@ -50,6 +51,34 @@ async function run(cmd: string[], env: Record<string, string> = {}): Promise<{ c
   return { code, out: stdout + stderr }
 }
 
+/**
+ * The environment a pasted config would start in: every variable a block names in a `*_env` field is
+ * set (a placeholder secret; for `credentials_file_env`, the path of a generated service-account file).
+ */
+function variablesFor(code: string, serviceAccountPath: string): Record<string, string> {
+  const vars: Record<string, string> = {}
+  for (const [, field, name] of code.matchAll(/^\s*(\w+_env)\s*=\s*"([^"]+)"/gm)) {
+    vars[name!] = field === 'credentials_file_env' ? serviceAccountPath : `placeholder-secret-for-${name}`
+  }
+  return vars
+}
+
+/** A service-account file as Google issues them, with a freshly generated key. */
+function serviceAccountFile(dir: string): string {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const path = join(dir, 'service-account.json')
+  const account = {
+    type: 'service_account',
+    project_id: 'docs-project',
+    private_key_id: 'docs-key',
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    client_email: 'gateway@docs-project.iam.gserviceaccount.com',
+    token_uri: 'https://oauth2.googleapis.com/token',
+  }
+  writeFileSync(path, JSON.stringify(account))
+  return path
+}
+
 const isTable = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** A fragment as it would be added to a config file: its tables' entries replace the built-in defaults' of the same name. */
@@ -78,11 +107,14 @@ describe('the code blocks of the README and docs/', () => {
     const blocks = inLanguage('toml')
     expect(blocks.length).toBeGreaterThan(0)
     const failures: string[] = []
+    using dir = tempDir('chatgate-docs-toml-')
+    const serviceAccount = serviceAccountFile(dir.path)
     for (const block of blocks) {
       try {
         const parsed = Bun.TOML.parse(block.code) as Record<string, unknown>
         const whole = ['tiers', 'upstreams', 'aliases'].every((section) => section in parsed)
-        parseGatewayConfig(whole ? parsed : overDefaults(parsed), where(block), providerKinds)
+        const config = whole ? parsed : overDefaults(parsed)
+        parseGatewayConfig(config, where(block), providerKinds, JSON.stringify(config), variablesFor(block.code, serviceAccount))
       } catch (error) {
         failures.push(`${where(block)}: ${(error as Error).message}`)
       }

@@ -162,7 +162,8 @@ function logLines(gateway: GatewayProcess): Record<string, unknown>[] {
   return lines
 }
 
-describe('hardening: hostile input', () => {
+// Each test starts gateways of its own, on databases of their own: they run side by side.
+describe.concurrent('hardening: hostile input', () => {
   test('JSON nested 10,000 deep is refused (400 json_too_deep) before any parse, on chat and admin routes, with flat memory; depth 64 is accepted and 65 refused; the process is in production mode whatever NODE_ENV says (asset names like constructor are JSON 404s without paths)', async () => {
     const deep = `{"model":"local/echo","messages":[{"role":"user","content":"x"}],"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}`
     const nested = (depth: number) => `{"model":"local/echo","messages":[{"role":"user","content":"x"}],"x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`

@@ -34,7 +34,16 @@ const chunk = (model: string, content: string) =>
 const usageChunk = (model: string, completionTokens: number) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-fault', object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: [], usage: { prompt_tokens: 10, completion_tokens: completionTokens, total_tokens: 10 + completionTokens } })}\n\n`
 
-/** A body that sends `parts` (with a pause before each) and then drops the connection mid-body. */
+/**
+ * How long the connection stays open after the last part, before the cut. Bun cuts a body by
+ * resetting the connection, and a reset throws away whatever the peer had received but not read
+ * yet: cut at once, and a peer that was not scheduled in time (the gateway shares this process,
+ * and CI runs the suite beside two CPU hogs) never sees the parts, so the fault would be "cut before
+ * the first byte" instead of the one asked for. This is the fault's shape, not a wait of the test.
+ */
+const LINGER_BEFORE_CUT_MS = 100
+
+/** A body that sends `parts` (with a pause after each) and then drops the connection mid-body. */
 function cutBody(parts: string[], pauseMs = 5): ReadableStream<Uint8Array> {
   return new ReadableStream({
     async pull(controller) {
@@ -42,6 +51,7 @@ function cutBody(parts: string[], pauseMs = 5): ReadableStream<Uint8Array> {
         controller.enqueue(encoder.encode(part))
         await Bun.sleep(pauseMs)
       }
+      await Bun.sleep(LINGER_BEFORE_CUT_MS)
       controller.error(new Error('fault server: connection cut on purpose'))
     },
   })
@@ -94,6 +104,12 @@ export function faultServer(): FaultServer {
           return Response.json({ error: { message: 'context_length_exceeded: too many tokens', type: 'invalid_request_error' } }, { status: 400 })
         case '401':
           return Response.json({ error: { message: 'Incorrect API key provided: sk-upstr****' } }, { status: 401 })
+        case '403':
+          // OpenAI's answer to a key without access to the model, or from a region it does not serve.
+          return Response.json(
+            { error: { message: 'Country, region, or territory not supported', type: 'request_forbidden', code: 'unsupported_country_region_territory' } },
+            { status: 403 },
+          )
         case 'invalid-json':
           return new Response('{"id":"x","choices":[{', { headers: { 'content-type': 'application/json' } })
         case 'wrong-content-type':

@@ -1,4 +1,7 @@
 import type { Subprocess } from 'bun'
+import { loadGatewayConfig } from '../../src/config/load'
+import { providerKinds } from '../../src/providers'
+import { runtimeFetchCap } from '../../src/routing/connections'
 import { ROOT } from './gateway'
 import { waitFor } from './wait'
 
@@ -18,15 +21,41 @@ export interface SpawnOptions {
    * It prints the key after its listen line, so without this `firstKey` may not be there yet.
    */
   expectFirstKey?: boolean
+  /**
+   * Default true: start the server with BUN_CONFIG_MAX_HTTP_REQUESTS already at the value its config
+   * needs, as an operator may. Without it the server works that value out, sets it and replaces
+   * itself (execve) before it opens anything: the same process state either way, for the price of
+   * starting twice (about a tenth of a second of CPU, on each of the suite's hundred-odd starts).
+   * False for the tests of that replacement itself.
+   */
+  presetFetchCap?: boolean
+}
+
+/** BUN_CONFIG_MAX_HTTP_REQUESTS as the server would set it for this environment (src/main.ts), or null when its config does not load (the server says why). */
+function fetchCapFor(env: Record<string, string>): string | null {
+  try {
+    const config = loadGatewayConfig(env.GATEWAY_CONFIG || null, providerKinds, env)
+    return String(runtimeFetchCap(config.http.maxUpstreamConnections))
+  } catch {
+    return null
+  }
 }
 
 const FIRST_KEY = /^(sk-cg-[A-Za-z0-9]{40})$/m
 
 /** Spawns the real server (`bun src/main.ts`) on a free port and waits until it listens. */
 export async function spawnGateway(env: Record<string, string>, options: SpawnOptions = {}): Promise<GatewayProcess> {
+  const fetchCap = options.presetFetchCap === false || 'BUN_CONFIG_MAX_HTTP_REQUESTS' in env ? null : fetchCapFor(env)
   const proc = Bun.spawn(['bun', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      ...(fetchCap === null ? {} : { BUN_CONFIG_MAX_HTTP_REQUESTS: fetchCap }),
+      ...env,
+    },
     stdout: 'pipe',
     stderr: 'pipe',
   })

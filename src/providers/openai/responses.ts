@@ -1,7 +1,8 @@
 import { connectionLost, protocolViolation } from '../errors'
-import { endpointUrl, readJson, requireEventStream, sendRequest, transportError, type UpstreamHeaders } from '../http'
+import { readJson, requireEventStream, transportError, type UpstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { ProviderContext, ResponsesApi, ResponsesEvent } from '../types'
+import type { Send } from './send'
 
 /** The events that end a Responses stream: after one of them the upstream sends nothing more. */
 export const TERMINAL_RESPONSE_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error'])
@@ -53,26 +54,35 @@ async function* responseEvents(
 const isResponse = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && (value as { object?: unknown }).object === 'response'
 
-/** OpenAI's own Responses API, relayed as sent: for an openai-kind upstream with `responses = "native"`. */
-export function nativeResponsesApi(name: string, baseUrl: string, headers: UpstreamHeaders, context: ProviderContext): ResponsesApi {
-  const url = endpointUrl(baseUrl, 'responses')
+/**
+ * OpenAI's own Responses API, relayed as sent: for an upstream with `responses = "native"`. `urlOf`
+ * gives the URL of a path under the responses endpoint ('' for the endpoint itself, `<id>`,
+ * `<id>/input_items?...`); `send` makes the call and maps its errors the kind's way.
+ */
+export function nativeResponsesApi(
+  name: string,
+  urlOf: (path: string) => string,
+  headers: UpstreamHeaders,
+  context: ProviderContext,
+  send: Send,
+): ResponsesApi {
   const { maxBodyBytes, maxSseEventChars } = context.bounds
   return {
     async create(body, attempt) {
       headers.requireSecret()
-      const response = await sendRequest(name, 'POST', url, headers.json, body, attempt)
+      const response = await send(name, 'POST', urlOf(''), headers.json, body, attempt)
       const { text, body: answer } = await readJson(name, response, attempt.signal, maxBodyBytes)
       if (!isResponse(answer)) throw protocolViolation(name, 'the body is not a response')
       return { text, response: answer }
     },
     async stream(body, attempt) {
       headers.requireSecret()
-      const response = await sendRequest(name, 'POST', url, headers.stream, body, attempt)
+      const response = await send(name, 'POST', urlOf(''), headers.stream, body, attempt)
       return responseEvents(name, requireEventStream(name, response), attempt.signal, maxSseEventChars)
     },
     async call(method, path, body, attempt) {
       headers.requireSecret()
-      const response = await sendRequest(name, method, `${url}/${path}`, headers.json, body, attempt)
+      const response = await send(name, method, urlOf(path), headers.json, body, attempt)
       return (await readJson(name, response, attempt.signal, maxBodyBytes)).text
     },
   }

@@ -228,5 +228,26 @@ export function droppedFromMessages(request: Anthropic.MessagesRequest): string[
   return dropped
 }
 
+/**
+ * The Messages field a field of the translated request came from (request-to-chat.ts): a target that
+ * leaves it out is named to a Messages caller by the caller's own name.
+ */
+export function messagesFieldOf(field: string, request: Anthropic.MessagesRequest): string {
+  switch (field) {
+    case 'user':
+      return 'metadata.user_id'
+    case 'stop':
+      return 'stop_sequences'
+    case 'max_completion_tokens':
+      return 'max_tokens'
+    case 'parallel_tool_calls':
+      return 'tool_choice.disable_parallel_tool_use'
+    case 'reasoning_effort':
+      return request.thinking ? 'thinking' : 'output_config.effort'
+    default:
+      return field
+  }
+}
+
 /** The fields of a chat request Anthropic has no room for, which the translation leaves out: named in x-svc-dropped. */
 export const droppedFromChat = (request: OpenAI.ChatRequest): string[] => [...DROPPED_FIELDS].filter((field) => request[field] != null)

@@ -3,7 +3,7 @@ import { invalidRequest } from '../../errors'
 import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { DATA_URL, DEFAULT_MAX_TOKENS, JSON_TOOL, type RequestShape, THINKING_BUDGETS } from './common'
-import { isGatewaySignature } from './signature'
+import { isGatewaySignature } from '../pivot/gateway-signature'
 
 function imageBlock(url: string): Anthropic.ImageBlock {
   const data = DATA_URL.exec(url)

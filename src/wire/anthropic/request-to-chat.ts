@@ -12,6 +12,12 @@ export interface ToChatOptions {
   midSystem: 'keep' | 'as_user' | 'fold'
   /** Whether thinking carries this gateway's signature: only such thinking goes back as reasoning. */
   verifyThinking(thinking: string, signature: string): boolean
+  /**
+   * Whether the target reads signed thinking with this signature as it is (Claude on Vertex AI
+   * Anthropic's own, a Gemini target the Gemini signatures the gateway wrapped): such blocks go
+   * on as the pivot's `thinking_blocks`. Absent: none.
+   */
+  keepThinking?(signature: string): boolean
 }
 
 /** A target with no settings of its own: efforts up to high, system messages kept in place, no signed thinking. */
@@ -84,6 +90,16 @@ function assistantMessage(blocks: Anthropic.ContentBlock[], options: ToChatOptio
   const assistant: OpenAI.ChatMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text }
   if (calls.length > 0) assistant.tool_calls = calls
   if (reasoning !== '') assistant.reasoning_content = reasoning
+  const kept = options.keepThinking
+    ? blocks.flatMap((b): OpenAI.ThinkingBlock[] =>
+        b.type === 'thinking' && options.keepThinking!(b.signature)
+          ? [{ type: 'thinking', thinking: b.thinking, signature: b.signature }]
+          : b.type === 'redacted_thinking' && options.keepThinking!('')
+            ? [{ type: 'redacted_thinking', data: b.data }]
+            : [],
+      )
+    : []
+  if (kept.length > 0) assistant.thinking_blocks = kept
   return assistant
 }
 

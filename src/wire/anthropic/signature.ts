@@ -1,8 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { GATEWAY_SIGNATURE_PREFIX, isGatewaySignature } from '../pivot/gateway-signature'
 import type { MessagesRequest } from './types'
-
-/** Signatures the gateway makes start with this; Anthropic's own never do. */
-export const GATEWAY_SIGNATURE_PREFIX = 'cg1.'
 
 /**
  * Signs thinking the gateway made from another dialect's reasoning (an OpenAI-compatible target's
@@ -28,9 +26,6 @@ export function thinkingSigner(secret: string): ThinkingSigner {
     },
   }
 }
-
-/** Whether a signature is the gateway's (valid or not): such thinking is never sent to Anthropic, which would refuse it. */
-export const isGatewaySignature = (signature: unknown): boolean => typeof signature === 'string' && signature.startsWith(GATEWAY_SIGNATURE_PREFIX)
 
 /**
  * The request without thinking blocks the gateway signed (a conversation an OpenAI-shaped target
