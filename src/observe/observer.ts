@@ -15,6 +15,12 @@ const SUMMARY_INTERVAL_MS = 1000
 /** At most this many key prefixes are named in a summary of 429s. */
 const SUMMARY_KEYS = 10
 
+/**
+ * Told of every finished request, once, after its metrics (traces, the request log). Must not throw
+ * and must not wait: anything slow is queued by the listener itself.
+ */
+export type FinishListener = (record: RequestRecord, status: number, error: GatewayError | undefined) => void
+
 interface RefusalCounts {
   count: number
   /** By key prefix (429s); none for 401s, which have no valid key. */
@@ -29,12 +35,18 @@ interface RefusalCounts {
 export class RequestObserver {
   private refusals = new Map<number, RefusalCounts>()
   private summaryTimer: Timer | null = null
+  private readonly listeners: FinishListener[] = []
 
   constructor(
     private readonly log: Logger,
     readonly metrics: GatewayMetrics,
     private readonly logBodies: boolean,
   ) {}
+
+  /** Adds a listener told of every finished request. */
+  onFinish(listener: FinishListener): void {
+    this.listeners.push(listener)
+  }
 
   /** Counts a refusal for the next summary line, and schedules that line. */
   private countRefusal(status: number, record: RequestRecord): void {
@@ -78,6 +90,7 @@ export class RequestObserver {
     if (record.promptTokens) m.tokens.labels(alias, 'prompt').value += record.promptTokens
     if (record.completionTokens) m.tokens.labels(alias, 'completion').value += record.completionTokens
     if (record.costNanos) m.cost.labels(alias, upstream).value += record.costNanos / 1e9
+    for (const listener of this.listeners) listener(record, status, error)
 
     if (SUMMARIZED_STATUSES.has(status)) return this.countRefusal(status, record)
     const level = QUIET_PATHS.has(record.path) ? 'debug' : status >= 500 ? 'warn' : 'info'
