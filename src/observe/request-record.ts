@@ -1,3 +1,16 @@
+/** One upstream attempt, as the request log and traces show it. */
+export interface AttemptRecord {
+  upstream: string
+  model: string
+  /** Milliseconds after the request arrived that the attempt started, and ended (unset while it runs). */
+  startMs: number
+  endMs?: number
+  /** How it ended: `ok`, or the error's code (`upstream_timeout`, `upstream_rate_limited`...) or type. */
+  outcome?: string
+  /** The status the gateway would answer for this attempt's failure (unset when it succeeded). */
+  status?: number
+}
+
 /** What the gateway learns about one request as it goes: for its log line and metrics. */
 export interface RequestRecord {
   id: string
@@ -11,6 +24,8 @@ export interface RequestRecord {
   upstream?: string
   upstreamModel?: string
   attempts?: number
+  /** Each upstream attempt in order, retries and fallbacks included. */
+  attemptLog?: AttemptRecord[]
   /** Milliseconds spent waiting on upstreams (all attempts). */
   upstreamMs?: number
   /** For streams: milliseconds until the first byte went to the caller. */

@@ -1,10 +1,12 @@
 import type { Caller } from '../auth/authenticate'
 import { GatewayError, permissionDenied, unsupported } from '../errors'
+import { statusOf } from '../http/errors'
 import { type HeaderNames, setRateLimitHeaders } from '../http/headers'
 import type { Limiter } from '../limits/limiter'
 import type { Logger } from '../log'
 import type { GatewayMetrics } from '../observe/metrics'
 import type { RequestObserver } from '../observe/observer'
+import type { RequestRecord } from '../observe/request-record'
 import type { UpstreamError } from '../providers/errors'
 import type { CircuitBreakers } from '../routing/circuit'
 import type { UpstreamConnections } from '../routing/connections'
@@ -113,6 +115,15 @@ interface Attempts {
   upstreamStart: number | undefined
 }
 
+/** Marks the request's latest attempt ended. */
+function endAttempt(record: RequestRecord, outcome: string, status?: number): void {
+  const last = record.attemptLog?.at(-1)
+  if (!last || last.endMs !== undefined) return
+  last.endMs = performance.now() - record.start
+  last.outcome = outcome
+  if (status !== undefined) last.status = status
+}
+
 /** Dispatch's options for one request: its headers, log fields and metrics follow each attempt. */
 function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlineMs: number, attempts: Attempts): DispatchOptions {
   const { metrics, headers } = deps
@@ -131,15 +142,20 @@ function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlin
       record.upstream = target.upstream.name
       record.upstreamModel = target.model
       record.attempts = attempt
+      ;(record.attemptLog ??= []).push({ upstream: target.upstream.name, model: target.model, startMs: performance.now() - record.start })
       call.headers[headers.model] = target.model
       call.headers[headers.upstream] = target.upstream.name
       call.headers[headers.attempts] = String(attempt)
     },
     onFailure: (target, error) => {
+      endAttempt(record, error.code ?? error.type, statusOf(error))
       metrics.attempts.inc(target.upstream.name, error.code ?? 'error')
       logUpstreamFailure(deps.log, target, error)
     },
-    onSuccess: (target) => metrics.attempts.inc(target.upstream.name, 'success'),
+    onSuccess: (target) => {
+      endAttempt(record, 'ok')
+      metrics.attempts.inc(target.upstream.name, 'success')
+    },
   }
 }
 
