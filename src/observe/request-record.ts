@@ -36,6 +36,21 @@ export interface RequestRecord {
   costNanos?: number
   /** The tokens are the gateway's estimate: the caller cut the stream before the upstream reported usage. */
   usageEstimated?: boolean
+  /** The caller's key id (the request log filters by it; the log line shows only the prefix). */
+  keyId?: string
+  /** The inbound API: `chat.completions`, `messages`, `responses`, `embeddings`, `count_tokens`... */
+  api?: string
+  /** The route template that matched (`/v1/responses/:id`), for traces and the request log. */
+  route?: string
+  userAgent?: string
+  /** The upstream's own id of the answer, and why it stopped (finish reasons as the upstream said them). */
+  responseId?: string
+  finishReasons?: string[]
+  /** Request fields left out for the target, as named in `x-svc-dropped`. */
+  dropped?: string[]
+  /** The response cache's verdict, and what a hit saved, in nano-dollars. */
+  cache?: 'hit' | 'miss' | 'bypass'
+  cacheSavedNanos?: number
   /** Message content, kept only when body logging is on. */
   messages?: unknown
   /** A stream writes its own log line when it ends, not when its headers go out. */
