@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { KeyService } from './auth/key-service'
-import { checkName, escapeUnprintable, keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
+import { keyPageQuery, MAX_KEY_PAGE } from './auth/key-listing'
+import { checkName, escapeUnprintable, type KeyPageQuery, keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
 import { type GatewayEnv, readEnv } from './config/env'
 import { loadGatewayConfig } from './config/load'
 import { GatewayError, invalidRequest } from './errors'
@@ -20,7 +21,7 @@ Commands:
               [--max-concurrent N] [--monthly-token-quota N] [--daily-request-quota N]
               [--daily-budget-usd USD] [--monthly-budget-usd USD] [--json]
   keys update ID_OR_PREFIX [--tier TIER] [--daily-budget-usd USD|none] [--monthly-budget-usd USD|none] [--json]
-  keys list [--json]
+  keys list [--search TEXT] [--limit N] [--cursor CURSOR] [--json]
   keys revoke ID_OR_PREFIX [--json]
   usage [--key ID_OR_PREFIX] [--days N] [--json]
 
@@ -110,6 +111,9 @@ const OPTIONS = {
   'monthly-budget-usd': { type: 'string' },
   key: { type: 'string' },
   days: { type: 'string' },
+  search: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const
@@ -171,10 +175,55 @@ async function updateKey([id]: string[], values: Values, out: (line: string) => 
   )
 }
 
+/** Keys a page shows a person unless --limit says otherwise: a screenful, not the 1000 the store reads at once. */
+const KEYS_PER_SCREEN = 100
+
+/** The listing's query from the flags, refused as a usage error naming the flag. */
+function keyListQuery(values: Values, defaultLimit: number) {
+  try {
+    return keyPageQuery(
+      { limit: values.limit ?? String(defaultLimit), cursor: values.cursor, q: values.search },
+      { limit: '--limit', cursor: '--cursor', q: '--search' },
+    )
+  } catch (error) {
+    throw usageError((error as Error).message.replace(/^Invalid request: /, ''))
+  }
+}
+
+/** A flag value as one shell word, for the "next page" line. */
+const shellWord = (text: string) => (/^[\w.@%+=:,/-]+$/.test(text) ? text : `'${escapeUnprintable(text).replaceAll("'", `'\\''`)}'`)
+
+/** Every key as one JSON array, read and written a page at a time: the memory held is one page's. */
+async function writeEveryKey(keys: KeyService, first: KeyPageQuery, out: (line: string) => void): Promise<void> {
+  let query = first
+  for (let opening = '['; ; opening = ',') {
+    const page = await keys.page(query)
+    if (page.records.length > 0 || opening === '[') out(opening + page.records.map((record) => JSON.stringify(keyView(record))).join(','))
+    if (page.nextCursor === null) break
+    query = { ...query, after: page.records.at(-1)!.id }
+  }
+  out(']')
+}
+
+/** `--json` alone: every key (see writeEveryKey). Otherwise one page, and the command for the next. */
 async function listKeys(_: string[], values: Values, out: (line: string) => void): Promise<void> {
-  const keys = (await withStores((stores) => keysOf(stores).list())).map(keyView)
+  const query = keyListQuery(values, values.json ? MAX_KEY_PAGE : KEYS_PER_SCREEN)
+  if (values.json && values.limit === undefined && values.cursor === undefined) return withStores((stores) => writeEveryKey(keysOf(stores), query, out))
+  const page = await withStores((stores) => keysOf(stores).page(query))
+  const keys = page.records.map(keyView)
   if (values.json) out(JSON.stringify(keys))
   else out(keys.length === 0 ? 'No keys.' : table(keys, KEY_COLUMNS))
+  if (page.nextCursor === null) return
+  const flags = [
+    `--cursor ${page.nextCursor}`,
+    values.limit && `--limit ${values.limit}`,
+    values.search && `--search ${shellWord(values.search)}`,
+    values.json && '--json',
+  ]
+  const more = `More keys: bun run cli keys list ${flags.filter(Boolean).join(' ')}`
+  // With --json, stdout stays one JSON array.
+  if (values.json) process.stderr.write(`${more}\n`)
+  else out(more)
 }
 
 async function revokeKey([id]: string[], values: Values, out: (line: string) => void): Promise<void> {

@@ -1,16 +1,24 @@
 import { Elysia, t } from 'elysia'
+import { keyPageQuery } from '../../src/auth/key-listing'
 import { keyView } from '../../src/auth/keys'
 import { ADMIN_SECURITY, adminAuth, defineAdminRoute } from '../../src/http/admin'
-import { KeyCreateSchema, KeyRecordSchema, KeySpendSchema, keyFieldsOf } from '../../src/http/admin-schemas'
+import { KeyCreateSchema, KeyListQuerySchema, KeyPageSchema, KeyRecordSchema, keyFieldsOf } from '../../src/http/admin-schemas'
 import { keysWithSpend } from '../../src/auth/key-spend'
 import { ErrorSchema } from '../../src/http/schemas'
 
 export default defineAdminRoute((gateway) =>
   new Elysia()
     .use(adminAuth(gateway))
-    .get('', async () => ({ data: await keysWithSpend(gateway) }), {
-      response: { 200: t.Object({ data: t.Array(t.Composite([KeyRecordSchema, KeySpendSchema])) }), 401: ErrorSchema, 429: ErrorSchema },
-      detail: { tags: ['Admin'], summary: 'List keys (prefixes only, never the keys)', security: ADMIN_SECURITY },
+    .get('', ({ query }) => keysWithSpend(gateway, keyPageQuery(query)), {
+      query: KeyListQuerySchema,
+      response: { 200: KeyPageSchema, 400: ErrorSchema, 401: ErrorSchema, 429: ErrorSchema },
+      detail: {
+        tags: ['Admin'],
+        summary: 'List keys a page at a time (prefixes only, never the keys)',
+        description:
+          'Keys in id order, a stable order: following `next_cursor` from the first page to the last lists every key once, keys created meanwhile included or not but never twice. `q` searches names, prefixes and ids.',
+        security: ADMIN_SECURITY,
+      },
     })
     .post(
       '',

@@ -1,11 +1,13 @@
 import { invalidRequest, notFound } from '../errors'
 import { DAY_MS } from '../time'
 import type { KeyCache } from './key-cache'
+import { type KeyPage, readKeyPage } from './key-listing'
 import {
   checkName,
   checkNumbers,
   generateApiKey,
   hashApiKey,
+  type KeyPageQuery,
   type KeyPatch,
   type KeyRecord,
   type KeyStore,
@@ -104,8 +106,9 @@ export class KeyService {
     return revoked
   }
 
-  list(): Promise<KeyRecord[]> {
-    return this.store.list()
+  /** One page of the listing and the cursor of the next (see KeyPageQuery). */
+  page(query: KeyPageQuery): Promise<KeyPage> {
+    return readKeyPage((bounded) => this.store.page(bounded), query)
   }
 
   async find(idOrPrefix: string): Promise<KeyRecord> {

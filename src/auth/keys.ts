@@ -138,6 +138,17 @@ export function checkName(raw: string): string {
 }
 
 /**
+ * One page of the key listing: keys in ascending id order (the primary key, so a page reads only its
+ * own rows), those after `after`, at most `limit`. `search` keeps the keys whose name, prefix or id
+ * holds it, in any case; it is matched literally (`%` and `_` are plain characters).
+ */
+export interface KeyPageQuery {
+  after: string | null
+  limit: number
+  search: string | null
+}
+
+/**
  * Where keys are kept. Every write also changes the key-table version, so a key cache in any
  * process sharing the store can tell, with one cheap read, that it must reload.
  */
@@ -148,6 +159,8 @@ export interface KeyStore {
   all(): Promise<KeyRecord[]>
   /** Every key, newest first. */
   list(): Promise<KeyRecord[]>
+  /** One page of keys in id order (see KeyPageQuery). */
+  page(query: KeyPageQuery): Promise<KeyRecord[]>
   find(idOrPrefix: string): Promise<KeyRecord | null>
   tierExists(tier: string): Promise<boolean>
   insert(record: KeyRecord): Promise<void>

@@ -34,13 +34,32 @@ export const KeyRecordSchema = t.Object(
   { title: 'KeyRecord' },
 )
 
-/** Spend beside the budgets in force (the key's own, else its tier's), UTC periods. */
+/** Spend beside the budgets in force (the key's own, else its tier's), UTC periods, and today's traffic. */
 export const KeySpendSchema = t.Object({
   spend_today_usd: t.Number(),
   spend_month_usd: t.Number(),
   daily_budget_in_force_usd: t.Union([t.Number(), t.Null()]),
   monthly_budget_in_force_usd: t.Union([t.Number(), t.Null()]),
+  requests_today: Int({ description: 'Requests today (UTC), errors included' }),
+  tokens_today: Int({ description: 'Prompt plus completion tokens today (UTC)' }),
 })
+
+/** `GET /admin/keys`: one page of the listing. */
+export const KeyListQuerySchema = t.Object({
+  limit: t.Optional(t.String({ description: 'Keys per page, 1 to 1000 (default 1000)', examples: ['100'] })),
+  cursor: t.Optional(t.String({ description: "The previous page's `next_cursor`" })),
+  q: t.Optional(
+    t.String({ description: 'Keeps the keys whose name, prefix or id holds this text (any case, at most 100 characters)', examples: ['sk-cg-Ab'] }),
+  ),
+})
+
+export const KeyPageSchema = t.Object(
+  {
+    data: t.Array(t.Composite([KeyRecordSchema, KeySpendSchema])),
+    next_cursor: t.Union([t.String(), t.Null()], { description: 'Pass as `cursor` for the next page; null on the last page' }),
+  },
+  { title: 'KeyPage' },
+)
 
 /** Checked again by KeyService (checkName): printable text only, so no name can forge rows where it is printed. */
 const NAME_DESCRIPTION =

@@ -27,6 +27,14 @@ export interface SeriesPoint {
   p95_ms: number | null
 }
 
+/** What one key spent and did, beside it in the key listing. */
+export interface KeyActivity {
+  todayNanos: number
+  monthNanos: number
+  requestsToday: number
+  tokensToday: number
+}
+
 export interface UsageReport {
   totals: UsageCounters
   data: UsageRow[]
@@ -105,16 +113,23 @@ export class UsageReports {
     return { totals: totalsOf(rows), data: rows.map(reportRow) }
   }
 
-  /** Each key's spend today and this month (UTC), in nano-dollars, everything recorded so far included. */
-  async spendByKey(now: number): Promise<Map<string, { todayNanos: number; monthNanos: number }>> {
+  /**
+   * Spend today and this month (UTC, nano-dollars) and today's requests and tokens of the keys
+   * `keyIds` (one page of the listing), everything recorded so far included.
+   */
+  async spendByKey(now: number, keyIds: string[]): Promise<Map<string, KeyActivity>> {
+    const spend = new Map<string, KeyActivity>()
+    if (keyIds.length === 0) return spend
     await this.flush()
     const today = utcDate(now)
-    const spend = new Map<string, { todayNanos: number; monthNanos: number }>()
-    for (const row of await this.store.rows({ from: `${today.slice(0, 7)}-01`, to: today })) {
+    for (const row of await this.store.rows({ from: `${today.slice(0, 7)}-01`, to: today, keyIds })) {
       let key = spend.get(row.key_id)
-      if (!key) spend.set(row.key_id, (key = { todayNanos: 0, monthNanos: 0 }))
+      if (!key) spend.set(row.key_id, (key = { todayNanos: 0, monthNanos: 0, requestsToday: 0, tokensToday: 0 }))
       key.monthNanos += row.cost_nanos
-      if (row.date === today) key.todayNanos += row.cost_nanos
+      if (row.date !== today) continue
+      key.todayNanos += row.cost_nanos
+      key.requestsToday += row.requests
+      key.tokensToday += row.total_tokens
     }
     return spend
   }

@@ -56,6 +56,8 @@ export interface UsageQuery extends UsageFilter {
   /** First and last UTC day, YYYY-MM-DD, inclusive. */
   from: string
   to: string
+  /** Only these keys (one page of the key listing). */
+  keyIds?: string[]
 }
 
 /** One bucket of a time series as stored: its index (bucket start / step) and its sums. */

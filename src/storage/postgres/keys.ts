@@ -1,6 +1,7 @@
-import { desc, eq, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, ilike, or, sql } from 'drizzle-orm'
 import { apiKeys, keyTableVersion, tiers } from '../../../db/pg/schema'
-import type { KeyRecord, KeyStore } from '../../auth/keys'
+import { likePattern } from '../../auth/key-listing'
+import type { KeyPageQuery, KeyRecord, KeyStore } from '../../auth/keys'
 import { CHANGES_CHANNEL, guarded, LOCK_FIRST_KEY, LOCK_SPACE, type PgDb, type PgTx } from './open'
 
 /** Raises the key-table version and announces the change; the announcement goes out at commit. */
@@ -41,6 +42,20 @@ export class PgKeyStore implements KeyStore {
 
   list(): Promise<KeyRecord[]> {
     return guarded(() => this.db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)))
+  }
+
+  /** In primary-key order from just after the cursor; ILIKE's escape character is the backslash likePattern uses. */
+  page({ after, limit, search }: KeyPageQuery): Promise<KeyRecord[]> {
+    const pattern = search === null ? null : likePattern(search)
+    const matches = pattern === null ? undefined : or(ilike(apiKeys.name, pattern), ilike(apiKeys.prefix, pattern), ilike(apiKeys.id, pattern))
+    return guarded(() =>
+      this.db
+        .select()
+        .from(apiKeys)
+        .where(and(after === null ? undefined : gt(apiKeys.id, after), matches))
+        .orderBy(asc(apiKeys.id))
+        .limit(limit),
+    )
   }
 
   find(idOrPrefix: string): Promise<KeyRecord | null> {

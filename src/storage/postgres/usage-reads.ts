@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, gte, lt, lte, sql, type SQL } from 'drizzle-orm'
+import { and, asc, eq, getTableColumns, gte, inArray, lt, lte, sql, type SQL } from 'drizzle-orm'
 import type { PgColumn } from 'drizzle-orm/pg-core'
 import { LATENCY_BUCKETS } from '../../../db/latency'
 import { apiKeys, usageDaily, usageMinute } from '../../../db/pg/schema'
@@ -43,7 +43,14 @@ export class PgUsageReads implements UsageReadStore {
         })
         .from(usageDaily)
         .leftJoin(apiKeys, eq(apiKeys.id, usageDaily.keyId))
-        .where(and(gte(usageDaily.date, query.from), lte(usageDaily.date, query.to), ...filterOn(usageDaily, query)))
+        .where(
+          and(
+            gte(usageDaily.date, query.from),
+            lte(usageDaily.date, query.to),
+            query.keyIds === undefined ? undefined : inArray(usageDaily.keyId, query.keyIds),
+            ...filterOn(usageDaily, query),
+          ),
+        )
         .orderBy(asc(usageDaily.date), asc(usageDaily.keyId), asc(usageDaily.alias), asc(usageDaily.upstream)),
     )
   }

@@ -1,6 +1,7 @@
-import { desc, eq, or, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, or, sql } from 'drizzle-orm'
 import { apiKeys, keyTableVersion, tiers } from '../../../db/schema'
-import type { KeyRecord, KeyStore } from '../../auth/keys'
+import { likePattern } from '../../auth/key-listing'
+import type { KeyPageQuery, KeyRecord, KeyStore } from '../../auth/keys'
 import { type Db, screenedVersion } from './open'
 
 /**
@@ -51,6 +52,10 @@ export class SqliteKeyStore implements KeyStore {
     return this.db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)).all()
   }
 
+  async page(query: KeyPageQuery): Promise<KeyRecord[]> {
+    return keyPageSelect(this.db, query).all()
+  }
+
   async find(idOrPrefix: string): Promise<KeyRecord | null> {
     return this.findByIdOrPrefix.get({ id: idOrPrefix }) ?? null
   }
@@ -86,4 +91,20 @@ export class SqliteKeyStore implements KeyStore {
       this.bumpVersion.run()
     })
   }
+}
+
+/**
+ * A page of keys, in primary-key order from just after the cursor: SQLite walks the id index and
+ * stops after `limit` rows (a search reads on until it has them). Exported for the test that reads
+ * its query plan.
+ */
+export function keyPageSelect(db: Db, { after, limit, search }: KeyPageQuery) {
+  const pattern = search === null ? null : likePattern(search)
+  const matches = pattern === null ? undefined : or(...[apiKeys.name, apiKeys.prefix, apiKeys.id].map((column) => sql`${column} LIKE ${pattern} ESCAPE '\\'`))
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(after === null ? undefined : gt(apiKeys.id, after), matches))
+    .orderBy(asc(apiKeys.id))
+    .limit(limit)
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm'
 import { apiKeys, usageDaily } from '../../../db/schema'
 import type { BucketSums, StoredUsageRow, UsageFilter, UsageQuery, UsageReadStore } from '../../usage/store'
 import type { Db } from './open'
@@ -28,6 +28,7 @@ export class SqliteUsageReads implements UsageReadStore {
   async rows(query: UsageQuery): Promise<StoredUsageRow[]> {
     const conditions = [gte(usageDaily.date, query.from), lte(usageDaily.date, query.to)]
     if (query.keyId !== undefined) conditions.push(eq(usageDaily.keyId, query.keyId))
+    if (query.keyIds !== undefined) conditions.push(inArray(usageDaily.keyId, query.keyIds))
     if (query.alias !== undefined) conditions.push(eq(usageDaily.alias, query.alias))
     if (query.upstream !== undefined) conditions.push(eq(usageDaily.upstream, query.upstream))
     return this.db
