@@ -1,5 +1,6 @@
 /** What each side cannot carry to the other without changing what the caller gets back: the target is then skipped. */
 import type { Unsupported } from '../../errors'
+import { CHAT_NEUTRAL_VALUES, droppedFieldsOf, unservedField } from '../pivot/field-policy'
 import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { BILLING_HEADER, cannot, DATA_URL, HTTP_URL, IMAGE_TYPES, THINKING_BUDGETS } from './common'
@@ -43,13 +44,7 @@ const TRANSLATED_FIELDS = new Set([
   'web_search_options',
 ])
 
-/** Fields that are fine at their neutral value and cannot be served otherwise. */
-const NEUTRAL = new Map<string, (value: unknown) => boolean>([
-  ['n', (v) => v === 1],
-  ['logprobs', (v) => v === false],
-  ['top_logprobs', (v) => v === 0],
-  ['modalities', (v) => Array.isArray(v) && v.every((m) => m === 'text')],
-])
+const POLICY = { translated: TRANSLATED_FIELDS, dropped: DROPPED_FIELDS, neutral: CHAT_NEUTRAL_VALUES }
 
 // ---------------------------------------------------------------- what Anthropic cannot serve
 
@@ -87,11 +82,8 @@ function partProblem(part: OpenAI.ContentPart, param: string, role: OpenAI.Role)
  * it can. The caller's alias then tries its next target; with none left, this becomes the 400.
  */
 export function anthropicCannotServe(request: OpenAI.ChatRequest): Unsupported | null {
-  for (const [field, value] of Object.entries(request)) {
-    if (value === null || value === undefined || TRANSLATED_FIELDS.has(field) || DROPPED_FIELDS.has(field)) continue
-    if (NEUTRAL.get(field)?.(value)) continue
-    return cannot('unsupported_parameter', field, `Anthropic cannot serve "${field}" as sent`)
-  }
+  const field = unservedField(request, POLICY)
+  if (field !== null) return cannot('unsupported_parameter', field, `Anthropic cannot serve "${field}" as sent`)
   for (const [i, message] of request.messages.entries()) {
     if (!Array.isArray(message.content)) continue
     for (const [j, part] of message.content.entries()) {
@@ -250,4 +242,4 @@ export function messagesFieldOf(field: string, request: Anthropic.MessagesReques
 }
 
 /** The fields of a chat request Anthropic has no room for, which the translation leaves out: named in x-svc-dropped. */
-export const droppedFromChat = (request: OpenAI.ChatRequest): string[] => [...DROPPED_FIELDS].filter((field) => request[field] != null)
+export const droppedFromChat = (request: OpenAI.ChatRequest): string[] => droppedFieldsOf(request, DROPPED_FIELDS)

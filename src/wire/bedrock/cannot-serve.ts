@@ -1,5 +1,6 @@
 /** What a Converse request cannot carry without changing what the caller gets back: the target is then skipped. */
 import type { Unsupported } from '../../errors'
+import { CHAT_NEUTRAL_VALUES, droppedFieldsOf, unservedField } from '../pivot/field-policy'
 import type * as OpenAI from '../pivot/types'
 import { cannot, DATA_URL, DOCUMENT_FORMATS, IMAGE_FORMATS, isClaude, THINKING_BUDGETS } from './common'
 
@@ -40,13 +41,7 @@ const TRANSLATED_FIELDS = new Set([
   'function_call',
 ])
 
-/** Fields that are fine at their neutral value and cannot be served otherwise. */
-const NEUTRAL = new Map<string, (value: unknown) => boolean>([
-  ['n', (v) => v === 1],
-  ['logprobs', (v) => v === false],
-  ['top_logprobs', (v) => v === 0],
-  ['modalities', (v) => Array.isArray(v) && v.every((m) => m === 'text')],
-])
+const POLICY = { translated: TRANSLATED_FIELDS, dropped: DROPPED_FIELDS, neutral: CHAT_NEUTRAL_VALUES }
 
 const NO_THINKING = new Set(['none', 'minimal'])
 
@@ -91,11 +86,8 @@ function toolsProblem(request: OpenAI.ChatRequest): Unsupported | null {
  * with none left, this becomes the 400.
  */
 export function bedrockCannotServe(request: OpenAI.ChatRequest): Unsupported | null {
-  for (const [field, value] of Object.entries(request)) {
-    if (value === null || value === undefined || TRANSLATED_FIELDS.has(field) || DROPPED_FIELDS.has(field)) continue
-    if (NEUTRAL.get(field)?.(value)) continue
-    return cannot('unsupported_parameter', field, `Bedrock cannot serve "${field}" as sent`)
-  }
+  const field = unservedField(request, POLICY)
+  if (field !== null) return cannot('unsupported_parameter', field, `Bedrock cannot serve "${field}" as sent`)
   for (const [i, message] of request.messages.entries()) {
     if (!Array.isArray(message.content)) continue
     for (const [j, part] of message.content.entries()) {
@@ -122,7 +114,7 @@ export function bedrockCannotServe(request: OpenAI.ChatRequest): Unsupported | n
  * false` has no Converse field.
  */
 export function droppedForBedrock(request: OpenAI.ChatRequest): string[] {
-  const dropped = [...DROPPED_FIELDS].filter((field) => request[field] != null)
+  const dropped = droppedFieldsOf(request, DROPPED_FIELDS)
   const effort = request.reasoning_effort
   if (typeof effort === 'string' && !NO_THINKING.has(effort) && !isClaude(request.model)) dropped.push('reasoning_effort')
   if (request.parallel_tool_calls === false) dropped.push('parallel_tool_calls')

@@ -1,5 +1,6 @@
 /** What a generateContent request cannot carry from the pivot: such a target is skipped, and with none left the caller gets a 400 naming the field. */
 import type { Unsupported } from '../../errors'
+import { CHAT_NEUTRAL_VALUES, droppedFieldsOf, unservedField } from '../pivot/field-policy'
 import type * as OpenAI from '../pivot/types'
 import { cannot, DATA_URL, GS_URL, HTTP_URL, THINKING_BUDGETS } from './common'
 
@@ -40,13 +41,7 @@ const TRANSLATED_FIELDS = new Set([
   'function_call',
 ])
 
-/** Fields that are fine at their neutral value and cannot be served otherwise. */
-const NEUTRAL = new Map<string, (value: unknown) => boolean>([
-  ['n', (v) => v === 1],
-  ['logprobs', (v) => v === false],
-  ['top_logprobs', (v) => v === 0],
-  ['modalities', (v) => Array.isArray(v) && v.every((m) => m === 'text')],
-])
+const POLICY = { translated: TRANSLATED_FIELDS, dropped: DROPPED_FIELDS, neutral: CHAT_NEUTRAL_VALUES }
 
 /** A URI Google fetches itself: https (the Gemini API and Vertex AI) or Cloud Storage (Vertex AI). */
 export const isFileUri = (uri: unknown): uri is string => typeof uri === 'string' && (HTTP_URL.test(uri) || GS_URL.test(uri))
@@ -99,11 +94,8 @@ function messagesProblem(messages: OpenAI.ChatMessage[]): Unsupported | null {
  * it can. The caller's alias then tries its next target; with none left, this becomes the 400.
  */
 export function geminiCannotServe(request: OpenAI.ChatRequest): Unsupported | null {
-  for (const [field, value] of Object.entries(request)) {
-    if (value === null || value === undefined || TRANSLATED_FIELDS.has(field) || DROPPED_FIELDS.has(field)) continue
-    if (NEUTRAL.get(field)?.(value)) continue
-    return cannot('unsupported_parameter', field, `Gemini cannot serve "${field}" as sent`)
-  }
+  const field = unservedField(request, POLICY)
+  if (field !== null) return cannot('unsupported_parameter', field, `Gemini cannot serve "${field}" as sent`)
   const problem = messagesProblem(request.messages)
   if (problem) return problem
   for (const [i, tool] of (request.tools ?? []).entries()) {
@@ -132,7 +124,7 @@ export function geminiCannotServe(request: OpenAI.ChatRequest): Unsupported | nu
  * x-svc-dropped. `parallel_tool_calls: false` among them: Gemini has no switch for it.
  */
 export function droppedFromChat(request: OpenAI.ChatRequest): string[] {
-  const dropped = [...DROPPED_FIELDS].filter((field) => request[field] != null)
+  const dropped = droppedFieldsOf(request, DROPPED_FIELDS)
   if (request.parallel_tool_calls === false) dropped.push('parallel_tool_calls')
   return dropped
 }
