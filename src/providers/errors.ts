@@ -1,4 +1,5 @@
 import { type ErrorType, GatewayError } from '../errors'
+import { openaiErrorFields } from '../wire/openai-chat/errors'
 
 /**
  * What another attempt may achieve after a failure: `same` retry the same target (then others),
@@ -10,6 +11,8 @@ export interface UpstreamErrorOptions {
   /** What another attempt may achieve. */
   retry: RetryScope
   code: string
+  /** The field the upstream named (its 4xx, relayed). */
+  param?: string
   /** The upstream's own 4xx, relayed as it came. */
   status?: number
   /** Milliseconds the upstream asked us to wait (retry-after), when it said. */
@@ -24,7 +27,7 @@ export class UpstreamError extends GatewayError {
   constructor(type: ErrorType, message: string, options: UpstreamErrorOptions) {
     const retryAfterSeconds =
       options.retryAfterMs === undefined || type !== 'rate_limit_error' ? undefined : Math.max(1, Math.ceil(options.retryAfterMs / 1000))
-    super(type, message, { code: options.code, status: options.status, retryAfterSeconds })
+    super(type, message, { code: options.code, param: options.param, status: options.status, retryAfterSeconds })
     this.name = 'UpstreamError'
     this.retry = options.retry
     this.retryAfterMs = options.retryAfterMs
@@ -95,7 +98,9 @@ export function upstreamHttpError(upstream: string, status: number, headers: Hea
     })
   }
   if (status >= 400 && status < 500 && status !== 408) {
-    return new UpstreamError('invalid_request_error', message, { retry: 'none', code: 'upstream_rejected', status })
+    // OpenAI's own param and code go on to the caller; without a code of its own, ours says where it came from.
+    const { param, code } = openaiErrorFields(body)
+    return new UpstreamError('invalid_request_error', message, { retry: 'none', code: code ?? 'upstream_rejected', param: param ?? undefined, status })
   }
   return new UpstreamError('upstream_error', `Upstream "${upstream}" failed with HTTP ${status}: ${message}`, {
     retry: 'same',

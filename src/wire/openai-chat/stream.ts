@@ -8,6 +8,16 @@ function nullUsageAtEnd(data: string) {
 }
 
 /**
+ * A chunk whose `object` is empty, as Azure writes its first chunk (the prompt's content-filter
+ * results, no choices), named `chat.completion.chunk` as every chunk is in OpenAI's published
+ * document: a client generated from it refuses any other value.
+ */
+function typedChunk(data: string): string {
+  const blank = uniqueMember(data, 'object', '""')
+  return blank === null ? data : applyEdits(data, [replacement(blank, '"chat.completion.chunk"')])
+}
+
+/**
  * Turns upstream chunks into the caller's SSE text: `model` becomes the alias, usage is captured
  * (and dropped when the caller did not ask for it). Raw JSON from OpenAI-compatible upstreams is
  * rewritten as text: only chunks carrying usage are parsed; the rest get their top-level model
@@ -64,11 +74,14 @@ export class ChunkRelay {
     return JSON.stringify(chunk)
   }
 
-  private rawJson(data: string): string | null {
-    // The upstream's model as it writes it, learnt from the first chunk: then every chunk's model
-    // is found by its exact spelling, without an outline.
-    this.upstreamModel ??= soleStringValue(data, 'model')
-    const model = this.upstreamModel === null ? null : uniqueMember(data, 'model', this.upstreamModel)
+  private rawJson(raw: string): string | null {
+    const data = raw.includes('""') ? typedChunk(raw) : raw
+    // The upstream's model as it writes it, learnt from its first chunk that names one (Azure's
+    // first, prompt-filter chunk has `"model": ""`): then every chunk's model is found by its exact
+    // spelling, without an outline.
+    const learnt = this.upstreamModel ?? soleStringValue(data, 'model')
+    if (learnt !== '""') this.upstreamModel = learnt
+    const model = learnt === null ? null : uniqueMember(data, 'model', learnt)
     if (model === null) return this.outlinedJson(data)
     const usageAt = data.indexOf('"usage"')
     if (usageAt === -1) {
