@@ -10,7 +10,7 @@ const OWN = new URL('../../../src/dashboard', import.meta.url).pathname
 const ASSETS = new Map([
   ['uPlot.iife.min.js', { path: join(UPLOT, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' }],
   ['uPlot.min.css', { path: join(UPLOT, 'uPlot.min.css'), type: 'text/css; charset=utf-8' }],
-  ['dashboard.js', { path: join(OWN, 'dashboard.js'), type: 'text/javascript; charset=utf-8' }],
+  ...['dashboard.js', 'api.js', 'keys.js', 'requests.js'].map((name) => [name, { path: join(OWN, name), type: 'text/javascript; charset=utf-8' }] as const),
   ['dashboard.css', { path: join(OWN, 'dashboard.css'), type: 'text/css; charset=utf-8' }],
 ])
 
