@@ -189,7 +189,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
     const conversationStore = await openConversations(stores)
     conversationPipeline = conversationStore.pipeline
     const secret = instanceSecret(env, log)
-    const observer = new RequestObserver(log, metrics, env.logBodies && env.logLevel === 'debug')
+    const observer = await RequestObserver.start(log, metrics, env.logBodies && env.logLevel === 'debug', env.vars, pkg.version)
     const headers = headerNames(env.headerBrand)
     const gateway: Gateway = {
       env,
@@ -303,7 +303,7 @@ export function startBackground(gateway: Gateway): void {
 /** Stops background work, folds the last usage and conversations, and closes the stores. */
 export async function closeGateway(gateway: Gateway): Promise<void> {
   try {
-    await gateway.shared?.limiter.stop()
+    await Promise.all([gateway.shared?.limiter.stop(), gateway.observer.stopTracing()])
     await gateway.usage.stop()
     await gateway.conversations.pipeline.stop()
   } finally {

@@ -87,6 +87,7 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
     .onRequest(function markRequest({ request, set }) {
       const id = requestIdFor(request.headers.get('x-request-id'))
       const record = beginRequest(request, id)
+      observer.begin(record, request)
       set.headers['x-request-id'] = id
       const host = request.headers.get('host')
       if (host !== null && !VALID_HOST.test(host)) throw invalidRequest('Invalid Host header', { code: 'invalid_host' })
@@ -106,8 +107,9 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
       }
       return body === null ? null : body.value
     })
-    .onAfterHandle({ as: 'global' }, function stampLatency({ request, set, responseValue }) {
+    .onAfterHandle({ as: 'global' }, function stampLatency({ request, route, set, responseValue }) {
       const record = recordOf(request)
+      if (route) record.route ??= route
       // No headers left means the handler built the whole response itself (see takeHeaders).
       for (const _ in set.headers) {
         set.headers[headers.latency] = String(elapsedMs(record))
@@ -118,8 +120,9 @@ export function httpConventions({ headers, body: bodyLimits, log, observer, page
       if (!record.deferred)
         observer.finish(record, responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? set.status : 200)
     })
-    .onError({ as: 'global' }, function shapeError({ code, error, request, set }) {
+    .onError({ as: 'global' }, function shapeError({ code, error, request, route, set }) {
       const record = recordOf(request)
+      if (route) record.route ??= route
       const gatewayError = toGatewayError(code, error, record)
       const status = statusOf(gatewayError)
       if (status >= 500 && !(error instanceof GatewayError)) {

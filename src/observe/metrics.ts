@@ -145,7 +145,11 @@ export interface MetricsState {
 
 /** Every metric the gateway exports (prefix `chatgate_`). Label values go in the order of each metric's label names. */
 export class GatewayMetrics {
-  readonly requests = new Counter('chatgate_requests_total', 'Requests by alias, upstream and status class (2xx, 4xx, 5xx)', ['alias', 'upstream', 'status'])
+  readonly requests = new Counter('chatgate_requests_total', 'Requests by alias, upstream and status class (2xx, 4xx, 5xx; 401 on its own)', [
+    'alias',
+    'upstream',
+    'status',
+  ])
   readonly requestDuration = new Histogram(
     'chatgate_request_duration_seconds',
     'Time from request to the last byte of the response, in the gateway',
@@ -165,6 +169,30 @@ export class GatewayMetrics {
     LATENCY_BUCKETS,
   )
   readonly ttfb = new Histogram('chatgate_ttfb_seconds', 'Streams: time to the first byte sent to the caller', ['alias'], LATENCY_BUCKETS)
+  readonly ttft = new Histogram(
+    'chatgate_ttft_seconds',
+    'Streams: time from the request to the first events of the upstream that served it, retries included',
+    ['alias', 'upstream'],
+    LATENCY_BUCKETS,
+  )
+  readonly outputTokensPerSecond = new Histogram(
+    'chatgate_output_tokens_per_second',
+    'Output tokens over generation time: after the first event for streams, the answering attempt for JSON',
+    ['alias', 'upstream'],
+    [1, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2500],
+  )
+  readonly droppedFields = new Counter('chatgate_dropped_fields_total', 'Request fields left out for the target that served (as named in x-svc-dropped)', [
+    'field',
+  ])
+  readonly cacheRequests = new Counter('chatgate_cache_requests_total', 'Response cache verdicts by alias: hit, miss, bypass', ['alias', 'result'])
+  readonly cacheSaved = new Counter('chatgate_cache_saved_usd_total', 'Spend in USD that cache hits saved, by alias', ['alias'])
+  private readonly otelSpansDroppedCounter = new Counter(
+    'chatgate_otel_spans_dropped_total',
+    'Trace spans that never reached the collector: its queue was full, or the export failed',
+    [],
+  )
+  /** The dropped-spans counter's one series. */
+  readonly otelSpansDropped = this.otelSpansDroppedCounter.labels()
   readonly tokens = new Counter('chatgate_tokens_total', 'Tokens by alias and direction (prompt, completion)', ['alias', 'direction'])
   readonly cost = new Counter('chatgate_cost_usd_total', 'Spend in USD by alias and upstream: the exact cost of each request', ['alias', 'upstream'])
   readonly refusals = new Counter('chatgate_ratelimit_refusals_total', 'Requests refused by a limit: requests, tokens, concurrency, quota, budget', ['reason'])
@@ -190,6 +218,8 @@ export class GatewayMetrics {
       this.overhead,
       this.upstreamDuration,
       this.ttfb,
+      this.ttft,
+      this.outputTokensPerSecond,
       this.tokens,
       this.cost,
       this.refusals,
@@ -197,6 +227,10 @@ export class GatewayMetrics {
       this.retries,
       this.fallbacks,
       this.keyCacheReloads,
+      this.droppedFields,
+      this.cacheRequests,
+      this.cacheSaved,
+      this.otelSpansDroppedCounter,
       this.inFlightGauge,
       this.circuitState,
       ...(state.connections ? [this.upstreamConnections] : []),

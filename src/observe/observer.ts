@@ -1,12 +1,14 @@
 import type { GatewayError } from '../errors'
-import type { Logger } from '../log'
+import { atMostEvery, type Logger } from '../log'
 import { usd } from '../spend/price'
 import type { GatewayMetrics } from './metrics'
 import type { RequestRecord } from './request-record'
+import { startTracing } from './tracing/tracing'
+import type { Tracing } from './tracing/types'
 
 const STATUS_CLASS = ['', '1xx', '2xx', '3xx', '4xx', '5xx']
 
-/** Paths polled by machines: logged at debug level only, so they do not drown the request log. */
+/** Paths polled by machines: logged at debug level only and not traced, so they do not drown the requests. */
 const QUIET_PATHS = new Set(['/health', '/metrics'])
 
 /** Refusals logged as one summary line per second (per status), not a line each: a flood of them cannot flood the log. */
@@ -14,6 +16,18 @@ const SUMMARIZED_STATUSES = new Set([401, 429])
 const SUMMARY_INTERVAL_MS = 1000
 /** At most this many key prefixes are named in a summary of 429s. */
 const SUMMARY_KEYS = 10
+/** Dropped trace spans are counted each; the warning about them comes at most this often. */
+const DROPPED_SPANS_WARNING_MS = 10_000
+
+/**
+ * How long the answer took to generate, in seconds: a stream from its first events to its end, a
+ * JSON answer the attempt that gave it. 0 when unknown.
+ */
+function generationSeconds(record: RequestRecord, seconds: number): number {
+  if (record.ttfbMs !== undefined) return seconds - record.ttfbMs / 1000
+  const last = record.attemptLog?.at(-1)
+  return last?.endMs === undefined ? 0 : (last.endMs - last.startMs) / 1000
+}
 
 /**
  * Told of every finished request, once, after its metrics (traces, the request log). Must not throw
@@ -36,12 +50,46 @@ export class RequestObserver {
   private refusals = new Map<number, RefusalCounts>()
   private summaryTimer: Timer | null = null
   private readonly listeners: FinishListener[] = []
+  private tracing: Tracing | null = null
 
   constructor(
     private readonly log: Logger,
     readonly metrics: GatewayMetrics,
     private readonly logBodies: boolean,
   ) {}
+
+  /** Opens a request's trace as it arrives (tracing on); its spans end when the request finishes. */
+  begin(record: RequestRecord, request: Request): void {
+    // Health checks and scrapes are not traced: they would drown the requests in the trace store.
+    if (this.tracing !== null && !QUIET_PATHS.has(record.path)) this.tracing.begin(record, request)
+  }
+
+  /** An observer, tracing when the environment asks for it (an OTLP endpoint): the SDK is loaded only then. */
+  static async start(log: Logger, metrics: GatewayMetrics, logBodies: boolean, vars: Readonly<Record<string, string | undefined>>, version: string) {
+    const observer = new RequestObserver(log, metrics, logBodies)
+    await observer.startTracing(vars, version)
+    return observer
+  }
+
+  private async startTracing(vars: Readonly<Record<string, string | undefined>>, version: string): Promise<void> {
+    const mayWarn = atMostEvery(DROPPED_SPANS_WARNING_MS)
+    const tracing = await startTracing(vars, {
+      version,
+      dropped: (count, reason) => {
+        this.metrics.otelSpansDropped.value += count
+        if (mayWarn()) this.log.warn({ count, reason }, 'trace spans dropped: the collector is down, slow or refusing them (requests are not affected)')
+      },
+    })
+    if (tracing === null) return
+    this.tracing = tracing
+    this.onFinish((record, status, error) => tracing.finish(record, status, error))
+  }
+
+  /** Sends the spans still queued (within a bound) and stops tracing. */
+  async stopTracing(): Promise<void> {
+    await this.tracing?.shutdown()
+    this.tracing = null
+  }
 
   /** Adds a listener told of every finished request. */
   onFinish(listener: FinishListener): void {
@@ -80,16 +128,27 @@ export class RequestObserver {
     const alias = record.alias ?? ''
     const upstream = record.upstream ?? ''
     const m = this.metrics
-    m.requests.inc(alias, upstream, STATUS_CLASS[Math.floor(status / 100)] ?? 'other')
+    // A 401 is counted on its own: a flood of bad keys shows as such, since it is not logged line by line.
+    m.requests.inc(alias, upstream, status === 401 ? '401' : (STATUS_CLASS[Math.floor(status / 100)] ?? 'other'))
     m.requestDuration.labels(alias).observe(seconds)
     if (record.upstreamMs !== undefined) {
       m.upstreamDuration.labels(upstream).observe(record.upstreamMs / 1000)
       if (record.ttfbMs === undefined) m.overhead.labels().observe(Math.max(0, seconds - record.upstreamMs / 1000))
     }
-    if (record.ttfbMs !== undefined) m.ttfb.labels(alias).observe(record.ttfbMs / 1000)
+    if (record.ttfbMs !== undefined) {
+      m.ttfb.labels(alias).observe(record.ttfbMs / 1000)
+      m.ttft.labels(alias, upstream).observe(record.ttfbMs / 1000)
+    }
     if (record.promptTokens) m.tokens.labels(alias, 'prompt').value += record.promptTokens
-    if (record.completionTokens) m.tokens.labels(alias, 'completion').value += record.completionTokens
+    if (record.completionTokens) {
+      m.tokens.labels(alias, 'completion').value += record.completionTokens
+      const generating = generationSeconds(record, seconds)
+      if (generating > 0 && !record.usageEstimated) m.outputTokensPerSecond.labels(alias, upstream).observe(record.completionTokens / generating)
+    }
     if (record.costNanos) m.cost.labels(alias, upstream).value += record.costNanos / 1e9
+    if (record.dropped) for (const field of record.dropped) m.droppedFields.inc(field)
+    if (record.cache !== undefined) m.cacheRequests.inc(alias, record.cache)
+    if (record.cacheSavedNanos) m.cacheSaved.labels(alias).value += record.cacheSavedNanos / 1e9
     for (const listener of this.listeners) listener(record, status, error)
 
     if (SUMMARIZED_STATUSES.has(status)) return this.countRefusal(status, record)

@@ -65,6 +65,10 @@ async function boundedText(response: Response, maxBytes: number): Promise<string
   return Buffer.concat(chunks).toString('utf8')
 }
 
+/** The request headers with the attempt's trace context added, when it has one (tracing on). */
+export const withTrace = (headers: Record<string, string>, attempt: AttemptContext): Record<string, string> =>
+  attempt.trace === undefined ? headers : { ...headers, ...attempt.trace }
+
 /** POSTs JSON and returns the response once its status is 2xx; anything else becomes an UpstreamError. */
 export const postJson = (upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> =>
   sendRequest(upstream, 'POST', url, headers, body, attempt)
@@ -80,7 +84,7 @@ export async function sendRequest(
 ): Promise<Response> {
   let response: Response
   try {
-    response = await fetch(url, { method, headers, body, signal: attempt.signal })
+    response = await fetch(url, { method, headers: withTrace(headers, attempt), body, signal: attempt.signal })
   } catch (error) {
     throw transportError(upstream, attempt.signal, error)
   }

@@ -12,6 +12,8 @@ export interface AttemptContext {
   signal: AbortSignal
   /** Call when the upstream's response headers arrive: it ends the connect timeout. */
   responded(): void
+  /** With tracing on: the attempt span's W3C trace context headers (`traceparent`...), sent with the upstream request. */
+  trace?: Readonly<Record<string, string>>
 }
 
 /** A completion as a provider received it. */

@@ -1,6 +1,8 @@
 import { clientClosed, GatewayError, overloaded } from '../errors'
 import { UpstreamError, upstreamTimeout } from '../providers/errors'
 import type { AttemptContext } from '../providers/types'
+import { traceOf } from '../observe/tracing/registry'
+import type { AttemptSpan } from '../observe/tracing/types'
 import { type CircuitBreakers, targetKey } from './circuit'
 import type { UpstreamConnections } from './connections'
 import type { Alias, Target } from './table'
@@ -128,12 +130,13 @@ function openAttempt(target: Target, options: DispatchOptions, timeoutMs: number
 }
 
 /** The attempt that answered, handed to the caller with the one way to end it. */
-function answered<T>(target: Target, value: T, scope: AttemptScope, circuits: CircuitBreakers, now: () => number): Dispatched<T> {
+function answered<T>(target: Target, value: T, scope: AttemptScope, circuits: CircuitBreakers, now: () => number, span?: AttemptSpan): Dispatched<T> {
   const key = targetKey(target)
   let finished = false
   const finish = (outcome: AttemptOutcome, reason?: GatewayError) => {
     if (finished) return
     finished = true
+    span?.ended(outcome, reason)
     if (outcome !== 'ok') scope.abort(reason ?? clientClosed())
     scope.end()
     if (outcome === 'ok') circuits.success(key)
@@ -171,6 +174,8 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
   let lastError: UpstreamError | undefined
   let attempts = 0
   let skippedMs: number | null = null
+  // Each attempt gets a client span when the request is traced; looked up once, not per attempt.
+  const trace = traceOf(options.clientSignal)
 
   for (const target of orderTargets(alias, random)) {
     const key = targetKey(target)
@@ -188,14 +193,19 @@ export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: 
       }
       const scope = openAttempt(target, options, Math.min(settings.timeoutMs, remaining))
       attempts++
+      const span = trace?.attempt(target, attempts)
+      if (span) scope.trace = span.headers
       options.onAttempt(target, attempts)
       try {
         const value = await call(target, scope)
+        span?.answered()
         options.onSuccess?.(target)
-        return answered(target, value, scope, circuits, now)
+        return answered(target, value, scope, circuits, now, span)
       } catch (error) {
+        const reason = error instanceof GatewayError ? error : clientClosed()
+        span?.failed(reason)
         // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
-        scope.abort(error instanceof GatewayError ? error : clientClosed())
+        scope.abort(reason)
         scope.end()
         if (options.clientSignal.aborted) {
           circuits.abandon(key)

@@ -6,7 +6,7 @@ import { ChunksFromGemini } from '../../wire/gemini/chunks-from-events'
 import type { ErrorBody, GenerateContentResponse } from '../../wire/gemini/types'
 import type { StreamChunk } from '../../wire/pivot/types'
 import { connectionLost, protocolViolation, retryAfterMs, streamError, UpstreamError, upstreamHttpError } from '../errors'
-import { transportError } from '../http'
+import { transportError, withTrace } from '../http'
 import { readSseBatches } from '../sse'
 import type { AttemptContext, ProviderContext } from '../types'
 
@@ -108,7 +108,7 @@ async function errorText(response: Response): Promise<string> {
 export async function postGoogle(upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> {
   let response: Response
   try {
-    response = await fetch(url, { method: 'POST', headers, body, signal: attempt.signal })
+    response = await fetch(url, { method: 'POST', headers: withTrace(headers, attempt), body, signal: attempt.signal })
   } catch (error) {
     throw transportError(upstream, attempt.signal, error)
   }

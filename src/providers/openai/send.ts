@@ -4,7 +4,7 @@
  * keeps sendRequest and its generic mapping.
  */
 import type { UpstreamError } from '../errors'
-import { transportError } from '../http'
+import { transportError, withTrace } from '../http'
 import type { AttemptContext } from '../types'
 
 /** An error response (status, headers, up to 64 KiB of body text) as the gateway's error. */
@@ -50,7 +50,7 @@ export function sendWith(mapError: ErrorMapping): Send {
   return async (upstream, method, url, headers, body, attempt) => {
     let response: Response
     try {
-      response = await fetch(url, { method, headers, body, signal: attempt.signal })
+      response = await fetch(url, { method, headers: withTrace(headers, attempt), body, signal: attempt.signal })
     } catch (error) {
       throw transportError(upstream, attempt.signal, error)
     }
