@@ -27,8 +27,11 @@ export function expectEventConforms(event: { type: string }, what: string, filte
   expect({ what, type: event.type, errors: filter(streamEventErrors(event)) }).toEqual({ what, type: event.type, errors: null })
 }
 
-/** How many answers this file validated, for its closing line. */
-export const validatedCount = () => validated
+/** A count of the answers validated from now on (one test file's, though Bun may run several in one process). */
+export function startCounting(): () => number {
+  const start = validated
+  return () => validated - start
+}
 
 /** A chat completions SSE body as its chunks, `[DONE]` left out. */
 export const chatChunks = (text: string): any[] =>

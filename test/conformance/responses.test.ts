@@ -8,14 +8,17 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { sseEvents } from '../responses/helpers'
-import { type ErrorFilter, expectConforms, expectEventConforms, ok200, validatedCount } from './conforms'
+import { type ErrorFilter, expectConforms, expectEventConforms, ok200, startCounting } from './conforms'
 import { type EveryKind, everyKind } from './upstreams'
 
 setDefaultTimeout(TEST_MS)
 
+let validatedCount = () => 0
+
 let kinds: EveryKind
 
 setup(async () => {
+  validatedCount = startCounting()
   kinds = await everyKind()
 })
 teardown(async () => {

@@ -138,7 +138,7 @@ describe('answers broken on purpose are refused', () => {
     expect(streamEventErrors(textDelta())).toBeNull()
     const { logprobs: _, ...noLogprobs } = textDelta()
     expect(streamEventErrors(noLogprobs)).toContain("must have required property 'logprobs'")
-    expect(streamEventErrors({ ...textDelta(), sequence_number: 'three' })).toContain('data/sequence_number must be integer')
+    expect(streamEventErrors({ ...textDelta(), sequence_number: 'three' } as { type: string })).toContain('data/sequence_number must be integer')
     expect(streamEventErrors({ ...textDelta(), type: 'response.output_text.said' })).toBe('no schema for the stream event type "response.output_text.said"')
   })
 
