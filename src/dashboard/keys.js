@@ -11,6 +11,8 @@ const state = {
   /** The cursor of each page seen so far: cursors[0] is the first page's (none). */
   cursors: [null],
   page: 0,
+  /** Which load is the latest: an older answer arriving late (a search typed on) is dropped. */
+  loads: 0,
 }
 
 function spendBeside(spent, budget) {
@@ -67,7 +69,9 @@ export async function loadKeys() {
   const cursor = state.cursors[state.page]
   if (cursor) params.set('cursor', cursor)
   if (state.search) params.set('q', state.search)
+  const load = ++state.loads
   const { data, next_cursor } = await api(`/admin/keys?${params}`)
+  if (load !== state.loads) return
   state.cursors.length = state.page + 1
   if (next_cursor) state.cursors.push(next_cursor)
   $('keys').tBodies[0].replaceChildren(...data.map(keyRow))

@@ -5,13 +5,20 @@ import { $, api, cell, fillSelect, keyPicker, usd } from './api.js'
 
 const PAGE_SIZE = 50
 
-const state = { keyId: '', cursor: null, loaded: false, shown: 0 }
+const state = {
+  keyId: '',
+  cursor: null,
+  loaded: false,
+  shown: 0,
+  /** Which load is the latest: an older answer arriving late is dropped. */
+  loads: 0,
+}
 
-const time = (iso) => iso.replace('T', ' ').replace('Z', '')
+const time = (iso) => iso.replace('T', ' ').replace('Z', ' UTC')
 const ms = (value) => (value === null || value === undefined ? '-' : `${value} ms`)
 const statusClass = (status) => (status < 400 ? 'ok' : status < 500 ? 'client-error' : 'server-error')
 
-/** The filters as the admin API's query; times typed in the browser's zone, sent as UTC. */
+/** The filters as the admin API's query. Times are UTC throughout, as in the table and the logs. */
 function filterParams() {
   const params = new URLSearchParams({ limit: String(PAGE_SIZE) })
   if (state.keyId) params.set('key_id', state.keyId)
@@ -28,7 +35,7 @@ function filterParams() {
     ['since', 'requests-since'],
     ['until', 'requests-until'],
   ]) {
-    if ($(id).value) params.set(param, new Date($(id).value).toISOString())
+    if ($(id).value) params.set(param, new Date(`${$(id).value}Z`).toISOString())
   }
   return params
 }
@@ -60,8 +67,10 @@ async function loadRequests(more = false) {
   const params = filterParams()
   if (more && state.cursor) params.set('cursor', state.cursor)
   $('requests-error').textContent = ''
+  const load = ++state.loads
   try {
     const { data, next_cursor } = await api(`/admin/requests?${params}`)
+    if (load !== state.loads) return
     const body = $('requests').tBodies[0]
     if (more) body.append(...data.map(requestRow))
     else body.replaceChildren(...data.map(requestRow))
