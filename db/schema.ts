@@ -194,3 +194,30 @@ export const conversations = sqliteTable(
     index('conversations_expires_at').on(table.expiresAt),
   ],
 )
+
+/**
+ * The request log (src/request-log/): one row per request, its record as JSON text beside the
+ * columns the listing filters on. `uid` is unique per record whoever wrote it, so a journal folded
+ * twice writes nothing twice; `id` is the request's x-request-id (a caller may reuse one).
+ */
+export const requestLog = sqliteTable(
+  'request_log',
+  {
+    uid: text('uid').primaryKey(),
+    id: text('id').notNull(),
+    /** When the request ended, ms since the epoch. */
+    at: integer('at').notNull(),
+    keyId: text('key_id'),
+    alias: text('alias'),
+    upstream: text('upstream'),
+    status: integer('status').notNull(),
+    errorType: text('error_type'),
+    record: text('record').notNull(),
+  },
+  (table) => [
+    // Newest first, page after page; pruning by age.
+    index('request_log_at').on(table.at, table.uid),
+    index('request_log_id').on(table.id),
+    index('request_log_key').on(table.keyId, table.at),
+  ],
+)

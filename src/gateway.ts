@@ -20,6 +20,8 @@ import { MemoryLimiter } from './limits/memory'
 import { RequestObserver } from './observe/observer'
 import { atMostEvery, type Logger } from './log'
 import { GatewayMetrics } from './observe/metrics'
+import { RequestJournal } from './request-log/journal'
+import { lostRecordWarning, RequestLog } from './request-log/log'
 import { CircuitBreakers } from './routing/circuit'
 import { UpstreamConnections } from './routing/connections'
 import type { RoutingTable } from './routing/table'
@@ -103,6 +105,7 @@ export interface GatewayOptions {
 }
 
 export { reloadConfig } from './gateway-config'
+export { startRollupPruning } from './gateway-pruning'
 
 /** Opens the database the environment names: Postgres with DATABASE_URL, else the SQLite file. */
 export async function openStores(env: GatewayEnv, instanceId: string): Promise<Stores> {
@@ -167,6 +170,20 @@ async function openConversations(stores: Stores): Promise<{ store: ConversationS
   return { store: journaled, pipeline: journaled }
 }
 
+/** The request log, told of every finished request: a journal beside the database (in GATEWAY_DB's folder with Postgres), in a cluster Redis too. */
+function openRequestLog(env: GatewayEnv, stores: Stores, shared: SharedLimits | null, observer: RequestObserver, log: Logger, gateway: () => Gateway) {
+  const requestLog = new RequestLog({
+    settings: () => gateway().configFile.requestLog,
+    store: stores.requestLog,
+    journal: RequestJournal.open(stores.journalBase ?? localBase(env, 'usage')),
+    shared: shared?.requestLog ?? null,
+    now: () => gateway().now(),
+    onLost: lostRecordWarning(log),
+  })
+  observer.onFinish(requestLog.finished)
+  return requestLog
+}
+
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds, env.vars)
@@ -229,6 +246,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         metrics,
         log,
         observer,
+        requestLog: openRequestLog(env, stores, shared, observer, log, () => gateway),
         usage: new UsageGate(limits.probeUsage, (failure) =>
           failure === null
             ? log.info('usage can be recorded again: serving resumes')
@@ -298,6 +316,7 @@ export function startBackground(gateway: Gateway): void {
   gateway.conversations.pipeline.start(
     foldFailed('folding stored conversations into the database failed; they wait in the journal and are retried every second'),
   )
+  gateway.serving.requestLog.start(foldFailed('folding the request log into the database failed; records wait (journal or Redis), retried every second'))
 }
 
 /** Stops background work, folds the last usage and conversations, and closes the stores. */
@@ -306,6 +325,7 @@ export async function closeGateway(gateway: Gateway): Promise<void> {
     await Promise.all([gateway.shared?.limiter.stop(), gateway.observer.stopTracing()])
     await gateway.usage.stop()
     await gateway.conversations.pipeline.stop()
+    await gateway.serving.requestLog.stop()
   } finally {
     await gateway.shared?.close()
     await gateway.stores.close()
@@ -316,31 +336,4 @@ export async function closeGateway(gateway: Gateway): Promise<void> {
 export async function ensureFirstKey(gateway: Gateway): Promise<string | null> {
   if (gateway.keyCache.size > 0 || gateway.routing.firstTier === null) return null
   return (await gateway.keys.createFirst({ name: 'first key', tier: gateway.routing.firstTier }))?.key ?? null
-}
-
-/**
- * Prunes minute rollups past the configured retention, and expired conversations, now and every 10
- * minutes; returns a stop function.
- */
-export function startRollupPruning(gateway: Gateway, intervalMs = 600_000): () => void {
-  const pruneRollups = () =>
-    gateway.stores.usage.pruneMinutes(gateway.now() - gateway.settings.minuteRetentionDays * DAY_MS).then(
-      (removed) => {
-        if (removed > 0) gateway.log.debug({ removed }, 'pruned minute rollups')
-      },
-      (error: unknown) => gateway.log.error({ err: error }, 'pruning minute rollups failed; retried in 10 minutes'),
-    )
-  // Expired records are already invisible to every read: pruning only gives their space back.
-  const pruneConversations = () =>
-    gateway.conversations.pruneExpired().then(
-      (removed) => {
-        if (removed > 0) gateway.log.debug({ removed }, 'pruned expired conversations')
-      },
-      (error: unknown) => gateway.log.error({ err: error }, 'pruning expired conversations failed; retried in 10 minutes'),
-    )
-  const prune = () => Promise.all([pruneRollups(), pruneConversations()])
-  void prune()
-  const timer = setInterval(() => void prune(), intervalMs)
-  timer.unref()
-  return () => clearInterval(timer)
 }

@@ -102,6 +102,8 @@ describe('admin API: who may call it', () => {
       '/admin/keys',
       '/admin/keys/{id}',
       '/admin/reload',
+      '/admin/requests',
+      '/admin/requests/{id}',
       '/admin/tiers',
       '/admin/upstreams',
       '/admin/usage',

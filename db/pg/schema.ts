@@ -170,3 +170,20 @@ export const conversations = pgTable(
   },
   (table) => [primaryKey({ columns: [table.keyId, table.id] }), index('conversations_expires_at').on(table.expiresAt)],
 )
+
+/** The request log (see db/schema.ts). The record is text, not jsonb: stored and read whole, never queried. */
+export const requestLog = pgTable(
+  'request_log',
+  {
+    uid: text('uid').primaryKey(),
+    id: text('id').notNull(),
+    at: big('at').notNull(),
+    keyId: text('key_id'),
+    alias: text('alias'),
+    upstream: text('upstream'),
+    status: integer('status').notNull(),
+    errorType: text('error_type'),
+    record: text('record').notNull(),
+  },
+  (table) => [index('request_log_at').on(table.at, table.uid), index('request_log_id').on(table.id), index('request_log_key').on(table.keyId, table.at)],
+)

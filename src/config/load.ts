@@ -6,9 +6,11 @@ import { DEFAULT_CONFIG } from './defaults'
 import { ALIAS_PATTERN, ConfigFileSchema, type ConfigFile, NAME_PATTERN } from './schema'
 import {
   type AliasSettings,
+  type BodyMode,
   type GatewayConfig,
   KIND_FIELDS,
   type KindField,
+  type RequestLogSettings,
   type TargetSettings,
   type TierSettings,
   type UpstreamKindFacts,
@@ -48,6 +50,21 @@ function tierSettings(file: ConfigFile, source: string): TierSettings[] {
       models: tier.models ?? null,
     }
   })
+}
+
+/** The request log's settings, defaults filled in; per-tier body modes by tier name. */
+function requestLogSettings(file: ConfigFile): RequestLogSettings {
+  const log = file.request_log ?? {}
+  const tierBodies: Record<string, BodyMode> = {}
+  for (const [name, tier] of Object.entries(file.tiers ?? {})) if (tier.request_log?.bodies) tierBodies[name] = tier.request_log.bodies
+  return {
+    enabled: log.enabled ?? true,
+    bodies: log.bodies ?? 'off',
+    tierBodies,
+    maxBodyBytes: log.max_body_bytes ?? 65_536,
+    redact: log.redact ?? [],
+    retentionDays: log.retention_days ?? 30,
+  }
 }
 
 /** SHA-256 of a config's text, hex: equal hashes mean byte-identical files. */
@@ -158,6 +175,7 @@ export function parseGatewayConfig(
     usage: { minuteRetentionDays: file.usage?.minute_retention_days ?? 7 },
     http: { maxUpstreamConnections: file.http?.max_upstream_connections ?? 10_000 },
     conversations: { responsesTtlDays: file.conversations?.responses_ttl_days ?? 30 },
+    requestLog: requestLogSettings(file),
   }
 }
 

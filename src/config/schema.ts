@@ -23,6 +23,9 @@ const PriceSchema = Type.Object(
   },
   strict,
 )
+/** What the request log keeps of bodies (`[request_log] bodies`, per tier too). */
+const BodyMode = Type.Union([Type.Literal('off'), Type.Literal('errors'), Type.Literal('all')])
+
 /** USD per UTC day or month: at most a million, so that it is exact in nano-dollars. */
 const Budget = Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })
 
@@ -36,6 +39,21 @@ const TierSchema = Type.Object(
     daily_budget_usd: Type.Optional(Budget),
     monthly_budget_usd: Type.Optional(Budget),
     models: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    request_log: Type.Optional(Type.Object({ bodies: Type.Optional(BodyMode) }, strict)),
+  },
+  strict,
+)
+
+/** Dotted paths into a request body: member names, `*` for any member or element. */
+const RedactPath = Type.String({ pattern: '^(?:[A-Za-z0-9_$-]+|\\*)(?:\\.(?:[A-Za-z0-9_$-]+|\\*))*$' })
+
+const RequestLogSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    bodies: Type.Optional(BodyMode),
+    max_body_bytes: Type.Optional(Type.Integer({ minimum: 256, maximum: 16 * 1024 * 1024 })),
+    redact: Type.Optional(Type.Array(RedactPath, { maxItems: 256 })),
+    retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3660 })),
   },
   strict,
 )
@@ -98,6 +116,7 @@ export const ConfigFileSchema = Type.Object(
     http: Type.Optional(Type.Object({ max_upstream_connections: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_279 })) }, strict)),
     usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
     conversations: Type.Optional(Type.Object({ responses_ttl_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3660 })) }, strict)),
+    request_log: Type.Optional(RequestLogSchema),
   },
   strict,
 )

@@ -143,6 +143,25 @@ export interface GatewayConfig {
    * database may differ without disagreeing on what is expired.
    */
   conversations: { responsesTtlDays: number }
+  /** Per instance, like `http`: what this instance's request log keeps (src/request-log/). */
+  requestLog: RequestLogSettings
+}
+
+/** Which requests keep their bodies in the request log: none, those that failed, or every one. */
+export type BodyMode = 'off' | 'errors' | 'all'
+
+export interface RequestLogSettings {
+  /** Off: no records at all (the bench's baseline). */
+  enabled: boolean
+  bodies: BodyMode
+  /** `[tiers.NAME.request_log] bodies`, by tier name: overrides `bodies` for that tier's keys. */
+  tierBodies: Record<string, BodyMode>
+  /** A kept body is cut at this many bytes, with a marker saying how long it was. */
+  maxBodyBytes: number
+  /** Dotted paths into request bodies (`metadata.secret`, `*` for any member or element) whose values are never kept. */
+  redact: string[]
+  /** Records older than this are pruned. */
+  retentionDays: number
 }
 
 /** What the config checks about an upstream kind (`kind = "..."`); the provider itself is built later. */

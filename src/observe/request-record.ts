@@ -53,6 +53,10 @@ export interface RequestRecord {
   cacheSavedNanos?: number
   /** Message content, kept only when body logging is on. */
   messages?: unknown
+  /** The request's JSON text as the caller sent it (a reference, not a copy): the request log keeps it when its bodies are on. */
+  requestBody?: string
+  /** The answer's JSON text (a stream's, assembled from its events): the request log keeps it when its bodies are on. */
+  responseBody?: string
   /** A stream writes its own log line when it ends, not when its headers go out. */
   deferred: boolean
   finished: boolean

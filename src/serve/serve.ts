@@ -1,5 +1,5 @@
 import type { Caller } from '../auth/authenticate'
-import { GatewayError, permissionDenied, unsupported } from '../errors'
+import { GatewayError, internalError, permissionDenied, unsupported } from '../errors'
 import { statusOf } from '../http/errors'
 import { type HeaderNames, setRateLimitHeaders } from '../http/headers'
 import type { Limiter } from '../limits/limiter'
@@ -7,6 +7,9 @@ import type { Logger } from '../log'
 import type { GatewayMetrics } from '../observe/metrics'
 import type { RequestObserver } from '../observe/observer'
 import type { RequestRecord } from '../observe/request-record'
+import { noteAnswer } from '../request-log/answer'
+import type { RequestLog } from '../request-log/log'
+import { StreamAnswer } from '../request-log/stream-answer'
 import type { UpstreamError } from '../providers/errors'
 import type { CircuitBreakers } from '../routing/circuit'
 import type { UpstreamConnections } from '../routing/connections'
@@ -18,7 +21,7 @@ import { NO_UPSTREAM, type UsageEntry } from '../usage/entry'
 import type { UsageGate } from '../usage/gate'
 import type { Usage } from '../wire/pivot/types'
 import type { Exchange, ServeCall } from './exchange'
-import { type StreamEnd, streamResponse } from './stream-response'
+import { type StreamEnd, type StreamOptions, streamResponse } from './stream-response'
 
 /** What serving a request needs, and nothing more: built once with the gateway. */
 export interface ServeDeps {
@@ -36,6 +39,8 @@ export interface ServeDeps {
   observer: RequestObserver
   /** Shut while usage cannot be made durable: requests are then refused before they reach an upstream. */
   usage: UsageGate
+  /** Records each request's end, durably, in the same turn as its usage. */
+  requestLog: RequestLog
 }
 
 /**
@@ -109,6 +114,9 @@ function costOf(target: Target | undefined, usage: Usage | null): number {
   )
 }
 
+/** A stream's answer is put together for the request log up to this many characters a part (the log cuts it shorter). */
+const MAX_ASSEMBLED_CHARS = 16 * 1024 * 1024
+
 /** What serve() has learnt about its attempts: the last target tried, and when the first one started. */
 interface Attempts {
   last: Target | undefined
@@ -167,6 +175,17 @@ function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlin
  * not given out: the caller gets 503 `usage_unavailable` instead, and is not billed.
  */
 export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange): Promise<Response | string> {
+  try {
+    return await serveAdmitted(deps, call, exchange)
+  } catch (error) {
+    // Recorded in this turn's batch before the error answer leaves (see request-log/log.ts).
+    const failure = error instanceof GatewayError ? error : internalError('Internal server error')
+    await deps.requestLog.settle(call.record, statusOf(failure), failure)
+    throw error
+  }
+}
+
+async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchange): Promise<Response | string> {
   const { caller, record } = call
   const { metrics } = deps
   deps.usage.check()
@@ -204,31 +223,20 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
     const stream = exchange.stream
     if (stream) {
       const opened = await dispatch(alias, options, (target, attempt) => stream.open(target, attempt))
-      nameDropped(call.headers, deps.headers, exchange.dropped?.(opened.target))
+      nameDropped(call, deps.headers, exchange.dropped?.(opened.target))
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
-      const streamOptions = {
-        headers: deps.headers,
-        drainMs: routing.drainMs,
-        settle: ({ usage, failure, estimated }: StreamEnd) => {
-          const committed = settle(opened.target, usage, failure !== null, estimated)
-          // The log line says how the stream ended: its usage could not be recorded, if so.
-          committed.then(
-            () => deps.observer.finish(record, 200, failure ?? undefined),
-            (error: unknown) => deps.observer.finish(record, 200, error instanceof GatewayError ? error : undefined),
-          )
-          return committed
-        },
-        unrecorded: (error: unknown) => (error instanceof GatewayError ? error : deps.usage.failed(error)),
-        onLeave: () => deps.log.debug({ request_id: record.id, drain_ms: routing.drainMs }, 'the caller left mid-stream: reading on for the usage'),
-      }
+      const count = ({ usage, failure, estimated }: StreamEnd) => settle(opened.target, usage, failure !== null, estimated)
+      const streamOptions = streamOptionsFor(deps, record, routing.drainMs, count)
       return streamResponse(streamOptions, call, stream, opened)
     }
     const served = await dispatch(alias, options, (target, attempt) => exchange.complete(target, attempt))
     served.finish('ok')
-    nameDropped(call.headers, deps.headers, exchange.dropped?.(served.target))
-    // Counted before the response leaves: a response the client received is always in usage.
-    await settle(served.target, served.value.usage, false)
+    nameDropped(call, deps.headers, exchange.dropped?.(served.target))
+    noteAnswer(record, served.value.body)
+    record.responseBody = served.value.body
+    // Counted and recorded before the response leaves: a response the client received is always in usage and the request log.
+    await Promise.all([settle(served.target, served.value.usage, false), deps.requestLog.settle(record, 200)])
     // A string, not a Response: the framework builds the one Response with every header at once.
     call.headers['content-type'] = 'application/json'
     call.headers[deps.headers.cost] = formatUsd(record.costNanos ?? 0)
@@ -240,9 +248,38 @@ export async function serve(deps: ServeDeps, call: ServeCall, exchange: Exchange
   }
 }
 
-/** Names in x-svc-dropped what the target that served did not get (hints it cannot use): never a silent drop. */
-function nameDropped(headers: Record<string, string | number>, names: HeaderNames, dropped: readonly string[] | undefined): void {
-  if (dropped && dropped.length > 0) headers[names.dropped] = dropped.join(', ')
+/** How a stream is relayed for this request: its end is counted (`count`), recorded in the request log and observed. */
+function streamOptionsFor(deps: ServeDeps, record: RequestRecord, drainMs: number, count: (end: StreamEnd) => Promise<void>): StreamOptions {
+  const answer = deps.requestLog.keepsBodies(record.tier) ? new StreamAnswer(record.api, MAX_ASSEMBLED_CHARS) : null
+  return {
+    headers: deps.headers,
+    drainMs,
+    onText: (text) => {
+      noteAnswer(record, text)
+      answer?.push(text)
+    },
+    settle: (end) => {
+      const committed = count(end)
+      if (answer) record.responseBody = answer.json()
+      const failure = end.failure ?? undefined
+      const logged = deps.requestLog.settle(record, 200, failure)
+      // The log line says how the stream ended: its usage could not be recorded, if so.
+      committed.then(
+        () => deps.observer.finish(record, 200, failure),
+        (error: unknown) => deps.observer.finish(record, 200, error instanceof GatewayError ? error : undefined),
+      )
+      return Promise.all([committed, logged]).then(() => {})
+    },
+    unrecorded: (error) => (error instanceof GatewayError ? error : deps.usage.failed(error)),
+    onLeave: () => deps.log.debug({ request_id: record.id, drain_ms: drainMs }, 'the caller left mid-stream: reading on for the usage'),
+  }
+}
+
+/** Names in x-svc-dropped (and the request's record) what the target that served did not get (hints it cannot use): never a silent drop. */
+function nameDropped(call: ServeCall, names: HeaderNames, dropped: readonly string[] | undefined): void {
+  if (!dropped || dropped.length === 0) return
+  call.headers[names.dropped] = dropped.join(', ')
+  call.record.dropped = [...dropped]
 }
 
 /** The usage entry of a settled request; its counters also go to the request's log record. */

@@ -26,6 +26,8 @@ export interface StreamOptions {
   unrecorded(error: unknown): GatewayError
   /** Told when the caller leaves before the stream's end (the drain starts). */
   onLeave(): void
+  /** Told of each piece of text sent to the caller (the request log's facts and assembled answer). */
+  onText(text: string): void
 }
 
 /** What a stream the caller cut is charged: what the upstream reported, else an estimate from what was read. */
@@ -102,6 +104,7 @@ export function streamResponse(options: StreamOptions, call: ServeCall, stream: 
           return
         }
         if (text === '') continue
+        options.onText(text)
         controller.enqueue(text)
         return
       }

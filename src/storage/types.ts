@@ -2,6 +2,7 @@ import type { KeyStore } from '../auth/keys'
 import type { ConfigStore } from '../config/types'
 import type { ConversationStore } from '../conversations/store'
 import type { QuotaBaseline } from '../limits/limiter'
+import type { RequestLogStore } from '../request-log/store'
 import type { UsageReadStore, UsageStore } from '../usage/store'
 
 /** What another process changed: keys, or the config. */
@@ -30,6 +31,8 @@ export interface Stores {
   quotaBaseline: QuotaBaseline
   /** Anthropic message threads and Responses API conversations kept for their next turn. */
   conversations: ConversationStore
+  /** One record per request (src/request-log/). */
+  requestLog: RequestLogStore
   /** The database file usage journals sit beside; null when the database is not a local file. */
   journalBase: string | null
   /** Announcements of other processes' writes; null when the database has none (SQLite: polling only). */

@@ -4,6 +4,7 @@ import { PgConversationStore } from './conversations'
 import { PgKeyStore } from './keys'
 import { CHANGES_CHANNEL, guarded, openPostgres, type PostgresOptions } from './open'
 import { pgQuotaBaseline } from './quota-baseline'
+import { PgRequestLogStore } from './request-log'
 import { PgUsageStore } from './usage'
 import { PgUsageReads } from './usage-reads'
 
@@ -18,6 +19,7 @@ export async function openPostgresStores(url: string, options: PostgresOptions):
     usageReads: new PgUsageReads(db),
     quotaBaseline: pgQuotaBaseline(db),
     conversations: new PgConversationStore(db),
+    requestLog: new PgRequestLogStore(db),
     journalBase: null,
     changes: {
       // postgres.js listens on a connection of its own and listens again after a reconnect.

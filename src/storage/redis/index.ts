@@ -4,6 +4,7 @@ import type { UsageStore } from '../../usage/store'
 import { RedisConnection } from './connection'
 import { RedisLimiter } from './limiter'
 import { PendingSettles } from './pending'
+import { RedisRequestLog } from './request-log'
 import { RedisUsageStream } from './usage-stream'
 
 export { limiterUnavailable } from './connection'
@@ -16,6 +17,8 @@ export const REMEMBER_MS = 7 * 86_400_000
 export interface SharedLimits {
   limiter: RedisLimiter
   usage: RedisUsageStream
+  /** The request log's stream, on the same connection. */
+  requestLog: RedisRequestLog
   /** Resolves when Redis answers; rejects with its error when it does not. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -50,6 +53,7 @@ export async function openSharedLimits(options: SharedLimitsOptions): Promise<Sh
   return {
     limiter,
     usage: new RedisUsageStream(redis, usageStore, log),
+    requestLog: new RedisRequestLog(redis, log),
     ping: async () => {
       if ((await redis.send('PING', [])) !== 'PONG') throw new Error('Redis did not answer PONG')
     },

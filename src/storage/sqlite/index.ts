@@ -4,6 +4,7 @@ import { SqliteConversationStore } from './conversations'
 import { SqliteKeyStore } from './keys'
 import { openSqlite } from './open'
 import { sqliteQuotaBaseline } from './quota-baseline'
+import { SqliteRequestLogStore } from './request-log'
 import { SqliteUsageStore } from './usage'
 import { SqliteUsageReads } from './usage-reads'
 
@@ -19,6 +20,7 @@ export function openSqliteStores(path: string): Stores {
     usageReads: new SqliteUsageReads(database.db),
     quotaBaseline: sqliteQuotaBaseline(database.db),
     conversations: new SqliteConversationStore(database.db),
+    requestLog: new SqliteRequestLogStore(database.db),
     journalBase: database.path,
     changes: null,
     ping: async () => void ping.get(),

@@ -1,0 +1,92 @@
+import { AppendLog, batchLine, foldOtherJournals, listJournalFiles, readBatches } from '../journal/append-log'
+import type { LogRow } from './entry'
+import type { RequestLogStore } from './store'
+
+/** The journals' kind: `<database>.requests-<id>.log`. */
+const KIND = 'requests'
+
+/** A row as a journal line holds it: its columns as JSON, then the record's JSON as it was made. */
+const lineOf = ({ uid, id, at, keyId, alias, upstream, status, errorType, record }: LogRow): string =>
+  `${JSON.stringify([uid, id, at, keyId, alias, upstream, status, errorType]).slice(0, -1)},${record}]`
+
+type Line = [string, string, number, string | null, string | null, string | null, number, string | null, unknown]
+
+/** A batch's rows as read back; throws on what is not one (the line is then taken as torn). */
+export function rowsOf(payload: unknown): LogRow[] {
+  return (payload as Line[]).map(([uid, id, at, keyId, alias, upstream, status, errorType, record]) => {
+    if (typeof uid !== 'string' || typeof id !== 'string' || typeof at !== 'number' || typeof status !== 'number') throw new Error('not a record')
+    return { uid, id, at, keyId, alias, upstream, status, errorType, record: JSON.stringify(record) }
+  })
+}
+
+/** Rows as one batch's JSON payload (the journal's, and the Redis stream's). */
+export const payloadOf = (rows: LogRow[]): string => `[${rows.map(lineOf).join(',')}]`
+
+/**
+ * This process's request log journal: rows appended here (journal/append-log.ts) are durable once
+ * `append` returned, and wait in memory until they are folded into the store, every second and
+ * before every read. Rows carry their own unique id, so folding a journal twice (a process killed
+ * between the store's commit and emptying its file) writes nothing twice. Without a file (an
+ * in-memory database) rows only wait in memory.
+ */
+export class RequestJournal {
+  private pending: LogRow[] = []
+  private seq = 0
+
+  private constructor(
+    private readonly file: AppendLog | null,
+    private readonly base: string | null,
+  ) {}
+
+  /** This process's journal beside `base` (the database file, or the local data folder); null: memory only. */
+  static open(base: string | null): RequestJournal {
+    return new RequestJournal(base === null ? null : AppendLog.create(base, KIND), base)
+  }
+
+  get id(): string | null {
+    return this.file?.id ?? null
+  }
+
+  /** Appends rows in one write; they are durable when this returns. Throws when the write failed (nothing of it is kept). */
+  append(rows: LogRow[]): void {
+    this.file?.append(batchLine(++this.seq, payloadOf(rows)))
+    for (const row of rows) this.pending.push(row)
+  }
+
+  /** Writes what waits into the store, and empties the file when nothing came meanwhile. A failed write keeps it all for the next fold. */
+  async fold(store: RequestLogStore): Promise<void> {
+    if (this.pending.length === 0) return
+    const rows = this.pending
+    this.pending = []
+    try {
+      await store.put(rows)
+    } catch (error) {
+      this.pending = rows.concat(this.pending)
+      throw error
+    }
+    if (this.pending.length === 0) this.file?.truncate()
+  }
+
+  /**
+   * Folds the journals of other processes beside the same base: those of processes that are gone,
+   * which are then deleted, and with `live` 'fold' those of running ones too, left as they are (the CLI).
+   */
+  foldOthers(store: RequestLogStore, live: 'fold' | 'skip'): Promise<void> {
+    return foldOthers(store, this.base, this.id, live)
+  }
+
+  /** Deletes the file, once everything in it is folded. */
+  remove(): void {
+    this.file?.remove()
+  }
+}
+
+/** Folds every request journal beside `base` but `own` into the store (see RequestJournal.foldOthers). */
+export const foldOthers = (store: RequestLogStore, base: string | null, own: string | null, live: 'fold' | 'skip'): Promise<void> =>
+  foldOtherJournals(
+    listJournalFiles(base, KIND),
+    own,
+    live,
+    (file) => store.put(readBatches(file.path, rowsOf).flatMap((batch) => batch.payload)),
+    async () => {},
+  )
