@@ -103,6 +103,8 @@ describe('chat completions: JSON and every stream chunk, through every upstream 
         expect(chunks.length).toBeGreaterThan(1)
         chunks.forEach((chunk, i) => expectConforms('CreateChatCompletionStreamResponse', chunk, `${what} chunk ${i}`))
         expect(chunks.at(-1).usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number) })
+        // The document: with include_usage, every chunk before the usage chunk says `"usage": null`.
+        expect({ what, usage: chunks.slice(0, -1).map((chunk) => chunk.usage) }).toEqual({ what, usage: chunks.slice(0, -1).map(() => null) })
         if (shown(model, name)) expect({ what, shows: scenario.shows(assembled(chunks)) }).toEqual({ what, shows: true })
       })
     }
