@@ -5,7 +5,13 @@ import { drizzle } from 'drizzle-orm/bun-sqlite'
 import * as schema from '../db/schema'
 import { MAX_KEY_PAGE } from '../src/auth/key-listing'
 import type { KeyPageQuery } from '../src/auth/keys'
+import { openPostgresStores } from '../src/storage/postgres'
+import { pgKeyPageSelect } from '../src/storage/postgres/keys'
+import { openPostgres } from '../src/storage/postgres/open'
+import { openSqliteStores } from '../src/storage/sqlite'
 import { keyPageSelect } from '../src/storage/sqlite/keys'
+import type { Stores } from '../src/storage/types'
+import { describeWithServers, type PostgresServer, sharedPostgres } from './support/servers'
 import { tempDir } from './support/gateway'
 import { seededName, seedKeys } from './support/many-keys'
 import { type GatewayProcess, runCli, spawnGateway } from './support/process'
@@ -195,5 +201,69 @@ describe('the key listing scales: 50,000 keys answer like 50', () => {
     const refused = await runCli(['keys', 'list', '--limit', '0'], env)
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain('--limit must be a whole number from 1 to 1000')
+  })
+})
+
+describeWithServers('the key listing on Postgres: the same pages as SQLite, and the primary key walked', ['postgres'], () => {
+  const dir = tempDir()
+  const sqlitePath = join(dir.path, 'parity.sqlite')
+  let server: PostgresServer
+  let url: string
+  let sqlite: Stores
+  let pgStores: Stores
+
+  setup(async () => {
+    server = await sharedPostgres()
+    url = await server.createDatabase()
+    await seedKeys(sqlitePath, MANY)
+    // The same 50,000 rows copied into Postgres, 5000 to a statement.
+    const database = await openPostgres(url, { applicationName: 'key listing test', poolSize: 2 })
+    const file = new Database(sqlitePath, { readonly: true })
+    const rows = file.query<Record<string, unknown>, []>('SELECT id, prefix, hash, name, tier, created_at FROM api_keys').all()
+    file.close()
+    for (let i = 0; i < rows.length; i += 5000) await database.sql`INSERT INTO api_keys ${database.sql(rows.slice(i, i + 5000) as never[])}`
+    await database.sql`ANALYZE api_keys`
+    await database.close()
+    sqlite = openSqliteStores(sqlitePath)
+    pgStores = await openPostgresStores(url, { applicationName: 'key listing test', poolSize: 2 })
+  })
+
+  teardown(async () => {
+    await Promise.all([sqlite?.close(), pgStores?.close()])
+    dir[Symbol.dispose]()
+  })
+
+  test('pages, cursors and searches give the same keys in the same order on both', async () => {
+    const queries: KeyPageQuery[] = [
+      { after: null, limit: MAX_KEY_PAGE + 1, search: null },
+      { after: 'key_8', limit: 70, search: null },
+      { after: null, limit: 200, search: 'USER-314' },
+      { after: 'key_4', limit: 30, search: 'user-2_1' },
+      { after: null, limit: 10, search: '%' },
+      { after: null, limit: 10, search: 'sk-cg-0000' },
+    ]
+    for (const query of queries) {
+      const [fromSqlite, fromPg] = await Promise.all([sqlite.keys.page(query), pgStores.keys.page(query)])
+      expect(fromPg.map((k) => k.id)).toEqual(fromSqlite.map((k) => k.id))
+      expect(fromPg.length).toBeLessThanOrEqual(query.limit)
+    }
+    // The underscore is literal: "user-2_1" is in no name.
+    expect(await pgStores.keys.page({ after: null, limit: 10, search: 'user-2_1' })).toEqual([])
+  })
+
+  test('the query plan: a page is an index scan on the primary key, stopped by the LIMIT, with no sort', async () => {
+    const database = await openPostgres(url, { applicationName: 'key listing plan', poolSize: 1 })
+    try {
+      for (const after of [null, 'key_8']) {
+        const { sql, params } = pgKeyPageSelect(database.db, { after, limit: MAX_KEY_PAGE + 1, search: null }).toSQL()
+        const plan = (await database.sql.unsafe(`EXPLAIN ${sql}`, params as never[])).map((row) => String(row['QUERY PLAN'])).join('\n')
+        expect(plan).toMatch(/^Limit/)
+        expect(plan).toContain('Index Scan using api_keys_pkey on api_keys')
+        expect(plan).not.toContain('Sort')
+        expect(plan).not.toContain('Seq Scan')
+      }
+    } finally {
+      await database.close()
+    }
   })
 })

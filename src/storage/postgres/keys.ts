@@ -44,18 +44,8 @@ export class PgKeyStore implements KeyStore {
     return guarded(() => this.db.select().from(apiKeys).orderBy(desc(apiKeys.createdAt)))
   }
 
-  /** In primary-key order from just after the cursor; ILIKE's escape character is the backslash likePattern uses. */
-  page({ after, limit, search }: KeyPageQuery): Promise<KeyRecord[]> {
-    const pattern = search === null ? null : likePattern(search)
-    const matches = pattern === null ? undefined : or(ilike(apiKeys.name, pattern), ilike(apiKeys.prefix, pattern), ilike(apiKeys.id, pattern))
-    return guarded(() =>
-      this.db
-        .select()
-        .from(apiKeys)
-        .where(and(after === null ? undefined : gt(apiKeys.id, after), matches))
-        .orderBy(asc(apiKeys.id))
-        .limit(limit),
-    )
+  page(query: KeyPageQuery): Promise<KeyRecord[]> {
+    return guarded(() => pgKeyPageSelect(this.db, query))
   }
 
   find(idOrPrefix: string): Promise<KeyRecord | null> {
@@ -97,4 +87,20 @@ export class PgKeyStore implements KeyStore {
       }),
     )
   }
+}
+
+/**
+ * A page of keys in id order from just after the cursor: the planner walks the primary key and stops
+ * after `limit` rows. ILIKE's escape character is the backslash likePattern uses. Exported for the
+ * test that reads the query plan.
+ */
+export function pgKeyPageSelect(db: PgDb, { after, limit, search }: KeyPageQuery) {
+  const pattern = search === null ? null : likePattern(search)
+  const matches = pattern === null ? undefined : or(ilike(apiKeys.name, pattern), ilike(apiKeys.prefix, pattern), ilike(apiKeys.id, pattern))
+  return db
+    .select()
+    .from(apiKeys)
+    .where(and(after === null ? undefined : gt(apiKeys.id, after), matches))
+    .orderBy(asc(apiKeys.id))
+    .limit(limit)
 }
