@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { requestsCommand } from './cli-requests'
 import { KeyService } from './auth/key-service'
 import { keyPageQuery, MAX_KEY_PAGE } from './auth/key-listing'
 import { checkName, escapeUnprintable, type KeyPageQuery, keyView, MAX_BUDGET_USD, MAX_EXPIRES_IN_DAYS, MAX_KEY_LIMIT } from './auth/keys'
@@ -24,6 +25,8 @@ Commands:
   keys list [--search TEXT] [--limit N] [--cursor CURSOR] [--json]
   keys revoke ID_OR_PREFIX [--json]
   usage [--key ID_OR_PREFIX] [--days N] [--json]
+  requests show ID [--json]
+  requests tail [--key KEY_ID] [--alias ALIAS] [--upstream NAME] [--status CODE|4xx] [--error-type TYPE] [--json]
 
 Reads the same environment as the server (GATEWAY_DB, GATEWAY_CONFIG) and works while it runs.`
 
@@ -259,6 +262,8 @@ const COMMANDS = new Map<string, { args: number; run: Command }>([
 ])
 
 async function run(argv: string[], out: (line: string) => void): Promise<void> {
+  if (argv[0] === 'requests')
+    return requestsCommand(argv.slice(1), (use) => withStores((stores, env) => use(stores.requestLog, stores.journalBase ?? localBase(env, 'usage'))), out)
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS })
   const command = positionals.join(' ')
   if (values.help || command === '') {
