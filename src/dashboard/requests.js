@@ -49,6 +49,7 @@ function requestRow(record) {
     cell(time(record.time)),
     cell(String(record.status), statusClass(record.status)),
     cell(record.key_prefix ? `${record.key_prefix}…` : '-'),
+    cell(record.api),
     cell(record.alias ?? '-'),
     cell(`${record.upstream ?? '-'}${tried}`),
     cell(ms(record.latency_ms)),
