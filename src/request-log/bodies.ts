@@ -53,9 +53,15 @@ function redactPath(value: unknown, path: string[], i: number): void {
   }
 }
 
+/** URLs inside text (a message that names one): each is redacted on its own. */
+const URLS = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi
+
+/** Text with the credentials of every URL in it replaced. */
+const redactUrls = (text: string): string => (text.includes('://') ? text.replace(URLS, redactUrl) : text)
+
 /** Replaces credential-named members and credentials in URLs, in place, at any depth. */
 function redactSecrets(value: unknown): unknown {
-  if (typeof value === 'string') return redactUrl(value)
+  if (typeof value === 'string') return redactUrls(value)
   if (value === null || typeof value !== 'object') return value
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) value[i] = redactSecrets(value[i])
@@ -72,7 +78,7 @@ export function redactBody(text: string, paths: readonly string[][]): string {
   try {
     value = JSON.parse(text)
   } catch {
-    return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, redactUrl)
+    return redactUrls(text)
   }
   for (const path of paths) redactPath(value, path, 0)
   return JSON.stringify(redactSecrets(value))

@@ -90,6 +90,9 @@ export function streamResponse(options: StreamOptions, call: ServeCall, stream: 
         }
         if (left) return
         if (text === null) {
+          // The end's text is known now (its stop reason, its exact usage): the record has it before it is written.
+          const last = events.end()
+          if (last !== '') options.onText(last)
           // Counted before the end goes out: a client that saw the end of the stream has been billed.
           try {
             await end({ usage: events.usage(), failure: null, estimated: false })
@@ -98,7 +101,6 @@ export function streamResponse(options: StreamOptions, call: ServeCall, stream: 
             controller.close()
             return
           }
-          const last = events.end()
           if (last !== '') controller.enqueue(last)
           controller.close()
           return
