@@ -26,6 +26,8 @@ import {
   RESPONSES_TARGETS,
   runSnippet,
   startClientsGateway,
+  toolLoopAnswer,
+  toolInputEverywhere,
   WEATHER,
 } from './harness'
 import { clientMatrix, matrixCheck } from './matrix'
@@ -54,11 +56,7 @@ describe(`OpenAI Agents SDK ${VERSION} (its default Responses model) through the
 
   setup(async () => {
     trap = phoneHomeTrap()
-    cg = await startClientsGateway({
-      anthropic: { toolInput: WEATHER.toolInput },
-      openai: { toolInput: WEATHER.toolInput },
-      responses: { toolInput: WEATHER.toolInput },
-    })
+    cg = await startClientsGateway(toolInputEverywhere(WEATHER.toolInput))
     // As the page sets it up, with a recording fetch.
     const recorder = recordingFetch()
     exchanges = recorder.exchanges
@@ -82,7 +80,7 @@ describe(`OpenAI Agents SDK ${VERSION} (its default Responses model) through the
 
   for (const { kind, alias, marker } of RESPONSES_TARGETS) {
     const expectFinal = (text: unknown) => {
-      if (marker) expect(String(text)).toContain(`${marker} (the tool said: ${WEATHER.answer})`)
+      if (marker) expect(String(text)).toContain(toolLoopAnswer(marker, WEATHER.answer))
       else expect(String(text)).toBe(`What is the weather in ${WEATHER.city}?`)
     }
     /** The SDK's requests of one run: two Responses calls, the second carrying the tool's output for the first's call. */

@@ -20,13 +20,19 @@ import {
   describeCalls,
   describeExchanges,
   docBlock,
+  type Exchange,
   docPage,
   explained,
   FAKE_ANTHROPIC_KEY,
+  MESSAGES_TARGETS,
+  NO_RESPONSES_REQUESTS,
   recordingFetch,
   runSnippet,
   startClientsGateway,
+  toolInputEverywhere,
+  toolLoopAnswer,
 } from './harness'
+import { clientMatrix, matrixCheck } from './matrix'
 
 setDefaultTimeout(TEST_MS)
 
@@ -44,6 +50,24 @@ const WEATHER_TOOL: Anthropic.Tool = {
 /** Anthropic's overloaded answer (https://docs.anthropic.com/en/api/errors): the gateway fails over on it. */
 const overloaded = () => Response.json({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { status: 529 })
 
+const matrix = clientMatrix({
+  id: 'anthropic-sdk',
+  order: 60,
+  name: '@anthropic-ai/sdk 1.14.0 (`client.messages`)',
+  page: 'clients/anthropic-sdk.md',
+  test: 'test/clients/anthropic-sdk.test.ts',
+  rows: [
+    { id: 'create', label: '`messages.create`' },
+    { id: 'stream', label: '`messages.stream(...).finalMessage()`' },
+    { id: 'tool-loop', label: 'a tool loop with adaptive thinking, streamed: the call, the `tool_result`, the final text' },
+    { id: 'parse', label: '`messages.parse` with `zodOutputFormat`' },
+  ],
+  notApplicable: [NO_RESPONSES_REQUESTS],
+})
+
+/** The mock calls a tool when a user text says so, and repeats the prompt otherwise. */
+const MOCK_TOOL_PROMPT = '[[tool:get_weather {"city":"Paris"}]] chatgate-mock-final'
+
 describe('@anthropic-ai/sdk 1.14.0 through the gateway', () => {
   let cg: ClientsGateway
   /** A second Anthropic upstream, first in `anthropic/pair`, that cannot start threads: the gateway fails over from it. */
@@ -57,8 +81,12 @@ describe('@anthropic-ai/sdk 1.14.0 through the gateway', () => {
       refuse: (call) => (call.body?.thread?.type === 'continue' ? null : overloaded()),
     })
     cg = await startClientsGateway({
-      anthropic: { toolInput },
-      openai: { toolInput },
+      ...toolInputEverywhere(toolInput),
+      // Claude on Vertex AI gets structured output as one forced tool, whose input a model fills with the schema's object.
+      vertexClaude: {
+        toolInput: (name) =>
+          name === 'get_weather' ? WEATHER_INPUT : (sampleOf(zodOutputFormat(Weather).schema as Record<string, unknown>) as Record<string, unknown>),
+      },
       others: [busy],
       extraToml: () => `
 [upstreams.claude_busy]
@@ -443,6 +471,65 @@ targets = [{ upstream = "claude_busy", model = "claude-sonnet-4-5" }, { upstream
     expect(message.id).toStartWith('msg_')
   })
 
+  describe('through every kind of upstream (the compatibility matrix)', () => {
+    for (const { kind, alias, marker } of MESSAGES_TARGETS) {
+      const context = (exchanges: Exchange[]) => () =>
+        `the SDK sent:\n${describeExchanges(exchanges)}\n--- gateway log (tail)\n${cg.gateway.output().slice(-3000)}`
+      test(
+        `${kind} (${alias}): messages.create`,
+        matrix.cell('create', kind, async () => {
+          const { client: sdk, exchanges } = client()
+          const message = await explained(
+            () => sdk.messages.create({ model: alias, max_tokens: 1024, messages: [{ role: 'user', content: 'Say hello' }] }),
+            context(exchanges),
+          )
+          expect(textOf(message)).toContain(marker ?? 'Say hello')
+        }),
+      )
+      test(
+        `${kind} (${alias}): messages.stream`,
+        matrix.cell('stream', kind, async () => {
+          const { client: sdk, exchanges } = client()
+          const message = await explained(
+            () => sdk.messages.stream({ model: alias, max_tokens: 1024, messages: [{ role: 'user', content: 'Stream hello' }] }).finalMessage(),
+            context(exchanges),
+          )
+          expect(textOf(message)).toContain(marker ?? 'Stream hello')
+        }),
+      )
+      test(
+        `${kind} (${alias}): a tool loop with adaptive thinking, streamed`,
+        matrix.cell('tool-loop', kind, async () => {
+          const { client: sdk, exchanges } = client()
+          const request = { model: alias, max_tokens: 4096, thinking: { type: 'adaptive' } as const, tools: [WEATHER_TOOL] }
+          const messages: Anthropic.MessageParam[] = [{ role: 'user', content: marker ? 'What is the weather in Paris?' : MOCK_TOOL_PROMPT }]
+          const first = await explained(() => sdk.messages.stream({ ...request, messages }).finalMessage(), context(exchanges))
+          const call = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')
+          if (!call) throw new Error(`no tool call in the answer: ${JSON.stringify(first.content)}`)
+          expect(call.input).toEqual(WEATHER_INPUT)
+          messages.push({ role: 'assistant', content: first.content })
+          messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: '18 degrees and sunny' }] })
+          const second = await explained(() => sdk.messages.stream({ ...request, messages }).finalMessage(), context(exchanges))
+          expect(textOf(second)).toContain(marker ? toolLoopAnswer(marker, '18 degrees and sunny') : 'chatgate-mock-final')
+        }),
+      )
+      test(
+        `${kind} (${alias}): messages.parse with a zod output format`,
+        matrix.cell('parse', kind, async () => {
+          const { client: sdk, exchanges } = client()
+          const format = zodOutputFormat(Weather)
+          const expected = Weather.parse(sampleOf(format.schema as Record<string, unknown>))
+          const content = marker ? 'The weather in Paris, as JSON.' : JSON.stringify(expected)
+          const message = await explained(
+            () => sdk.messages.parse({ model: alias, max_tokens: 1024, messages: [{ role: 'user', content }], output_config: { format } }),
+            context(exchanges),
+          )
+          expect(message.parsed_output).toEqual(expected)
+        }),
+      )
+    }
+  })
+
   describe("the docs page's examples, run as written", () => {
     for (const tag of ['basic', 'parse', 'tool-runner', 'caching', 'thinking']) {
       test(tag, async () => {
@@ -454,4 +541,6 @@ targets = [{ upstream = "claude_busy", model = "claude-sonnet-4-5" }, { upstream
       })
     }
   })
+
+  matrixCheck()
 })

@@ -35,11 +35,31 @@ import { ROOT } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { limit } from '../support/limit'
 import { waitFor } from '../support/wait'
-import { ALIASES, type ClientsGateway, docBlock, docPage, DOCS_GATEWAY_URL, startClientsGateway } from './harness'
+import { AZURE_CHAT_MARKER } from '../support/fakes/azure'
+import { BEDROCK_MARKER } from '../support/fakes/bedrock'
+import { GEMINI_MARKER } from '../support/fakes/gemini'
+import { ALIASES, type ClientsGateway, docBlock, docPage, DOCS_GATEWAY_URL, NO_RESPONSES_REQUESTS, startClientsGateway, VERTEX_CLAUDE_MARKER } from './harness'
+import { clientMatrix, matrixCheck, type TargetKind } from './matrix'
 
 setDefaultTimeout(TEST_MS)
 
 const CLAUDE_CODE_VERSION = '2.1.332'
+
+const matrix = clientMatrix({
+  id: 'claude-code',
+  order: 5,
+  name: `Claude Code ${CLAUDE_CODE_VERSION} (the Messages API)`,
+  page: 'clients/claude-code.md',
+  test: 'test/clients/claude-code.test.ts',
+  rows: [
+    { id: 'prompt', label: '`claude -p`: a prompt, streamed, adaptive thinking, the answer printed' },
+    {
+      id: 'tool-loop',
+      label: '`claude -p` with Bash: the tool loop to the final answer, the tool-call turn sent back with its thinking (signature) unchanged',
+    },
+  ],
+  notApplicable: [NO_RESPONSES_REQUESTS],
+})
 const TOOL_COMMAND = 'echo chatgate-tool-ran'
 const TOOL_OUTPUT = 'chatgate-tool-ran'
 const ALLOWED = `Bash(${TOOL_COMMAND})`
@@ -127,9 +147,15 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
 
   setup(async () => {
     trap = phoneHomeTrap()
+    const toolInput = (name: string) => (name === 'ToolSearch' ? { query: 'select:WebFetch' } : {})
+    const bash = (name: string) => (name === 'Bash' ? { command: TOOL_COMMAND, description: 'Print a marker' } : toolInput(name))
     cg = await startClientsGateway({
-      anthropic: { bashCommand: TOOL_COMMAND, toolInput: (name) => (name === 'ToolSearch' ? { query: 'select:WebFetch' } : {}) },
-      openai: { bashCommand: TOOL_COMMAND, toolInput: (name) => (name === 'ToolSearch' ? { query: 'select:WebFetch' } : {}) },
+      anthropic: { bashCommand: TOOL_COMMAND, toolInput },
+      openai: { bashCommand: TOOL_COMMAND, toolInput },
+      vertexClaude: { bashCommand: TOOL_COMMAND, toolInput },
+      azure: { chat: { bashCommand: TOOL_COMMAND, toolInput } },
+      gemini: { toolInput: bash },
+      bedrock: { toolInput: bash },
     })
   })
   teardown(async () => {
@@ -178,25 +204,30 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
   })
 
   const upstreams = [
-    { kind: 'the mock', alias: ALIASES.mock },
-    { kind: 'an Anthropic upstream', alias: ALIASES.anthropic },
-    { kind: 'an OpenAI-compatible upstream', alias: ALIASES.openai },
+    { kind: 'the mock', alias: ALIASES.mock, column: 'mock' },
+    { kind: 'an Anthropic upstream', alias: ALIASES.anthropic, column: 'anthropic' },
+    { kind: 'an OpenAI-compatible upstream', alias: ALIASES.openai, column: 'chat' },
   ] as const
   const auths: Auth[] = ['bearer', 'x-api-key']
+  /** A test body, recorded as the matrix's cell for the Bearer runs (the key's header is the gateway's business, not the upstream's). */
+  const cellFor = (row: string, column: TargetKind, auth: Auth, fn: () => Promise<void>) => (auth === 'bearer' ? matrix.cell(row, column, fn) : fn)
 
-  for (const { kind, alias } of upstreams) {
+  for (const { kind, alias, column } of upstreams) {
     for (const auth of auths) {
-      sideBySide(`${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`, async () => {
-        const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], auth)
-        const expected = alias === ALIASES.mock ? 'chatgate-prompt-marker' : alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
-        expectSuccess(run, expected)
-        if (alias === ALIASES.anthropic) expect(sentBy(cg.anthropic.messageCalls(), run).length).toBeGreaterThan(0)
-        if (alias === ALIASES.openai) expect(sentBy(cg.openai.chatCalls(), run).length).toBeGreaterThan(0)
-      })
+      sideBySide(
+        `${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`,
+        cellFor('prompt', column, auth, async () => {
+          const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], auth)
+          const expected = alias === ALIASES.mock ? 'chatgate-prompt-marker' : alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
+          expectSuccess(run, expected)
+          if (alias === ALIASES.anthropic) expect(sentBy(cg.anthropic.messageCalls(), run).length).toBeGreaterThan(0)
+          if (alias === ALIASES.openai) expect(sentBy(cg.openai.chatCalls(), run).length).toBeGreaterThan(0)
+        }),
+      )
 
       sideBySide(
         `${kind} (${alias}), key as ${auth}: a tool loop: the model calls Bash, Claude Code runs it, sends the result, prints the final text`,
-        async () => {
+        cellFor('tool-loop', column, auth, async () => {
           if (alias === ALIASES.mock) {
             // The mock calls a tool when a user text holds [[tool:NAME {args}]], then echoes once the result is back.
             const prompt = `[[tool:Bash {"command":"${TOOL_COMMAND}","description":"Print a marker"}]] chatgate-mock-final`
@@ -238,9 +269,92 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
             )
             expect(assistant.reasoning_content).toBe(called.choices[0].message.reasoning_content)
           }
-        },
+        }),
       )
     }
+  }
+
+  /**
+   * The cloud kinds: Claude on Vertex AI (rawPredict) and on Bedrock (Converse) first, as enterprise
+   * users run Claude Code. Each fake refuses what the real service refuses, Claude's rule on thinking
+   * with tools included (the tool-call turn must go back with its signed thinking first). Only Bash is
+   * offered (`--tools Bash`), so a fake that calls the first tool it is offered calls that one.
+   */
+  const clouds: { column: TargetKind; alias: string; marker: string; calls: () => RecordedCall[]; thinkingBack: (followUp: RecordedCall) => void }[] = [
+    {
+      column: 'vertex',
+      alias: ALIASES.vertexClaude,
+      marker: VERTEX_CLAUDE_MARKER,
+      calls: () => cg.vertex.calls.filter((call) => call.path.includes('/publishers/anthropic/')),
+      thinkingBack(followUp) {
+        const assistant = (followUp.body.messages as { role: string; content: any }[]).findLast((m) => m.role === 'assistant')!
+        expect(assistant.content[0].type).toBe('thinking')
+        expect(assistant.content[0].signature).toStartWith('fakesig_v_')
+      },
+    },
+    {
+      column: 'bedrock',
+      alias: ALIASES.bedrock,
+      marker: BEDROCK_MARKER,
+      calls: () => cg.bedrock.accepted,
+      thinkingBack(followUp) {
+        expect(followUp.body.additionalModelRequestFields?.thinking?.type).toBe('enabled')
+        const assistant = (followUp.body.messages as { role: string; content: any[] }[]).findLast((m) => m.role === 'assistant')!
+        expect(assistant.content[0].reasoningContent?.reasoningText?.signature).toStartWith('sig-')
+      },
+    },
+    {
+      column: 'gemini',
+      alias: ALIASES.gemini,
+      marker: GEMINI_MARKER,
+      calls: () => cg.gemini.generateCalls(),
+      thinkingBack(followUp) {
+        const model = (followUp.body.contents as { role: string; parts: any[] }[]).findLast((c) => c.role === 'model')!
+        const call = model.parts.find((part) => part.functionCall)
+        expect(cg.gemini.model.issued.has(call.thoughtSignature)).toBe(true)
+      },
+    },
+    {
+      column: 'azure',
+      alias: ALIASES.azure,
+      marker: AZURE_CHAT_MARKER,
+      calls: () => cg.azure.calls,
+      thinkingBack(followUp) {
+        const assistant = (followUp.body.messages as { role: string; reasoning_content?: string; tool_calls?: { id: string }[] }[]).findLast(
+          (m) => m.role === 'assistant',
+        )!
+        const called = cg.azure.chat.completions.findLast((c) =>
+          c.choices[0].message.tool_calls?.some((t: { id: string }) => assistant.tool_calls?.some((a) => a.id === t.id)),
+        )
+        expect(assistant.reasoning_content).toBe(called.choices[0].message.reasoning_content)
+      },
+    },
+  ]
+
+  for (const { column, alias, marker, calls, thinkingBack } of clouds) {
+    sideBySide(
+      `${column} (${alias}): a prompt without tools completes and its answer is printed`,
+      matrix.cell('prompt', column, async () => {
+        const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], 'bearer')
+        expectSuccess(run, marker)
+        expect(sentBy(calls(), run).length).toBeGreaterThan(0)
+      }),
+    )
+
+    sideBySide(
+      `${column} (${alias}): a tool loop with thinking: the model calls Bash, Claude Code runs it, the call's thinking goes back with the result`,
+      matrix.cell('tool-loop', column, async () => {
+        const run = await claude(
+          // `[[call:Bash]]`: the Bedrock and Gemini fakes call the tool it names (Claude Code offers a placeholder tool first).
+          ['-p', 'Run the marker command and tell me what it printed [[call:Bash]]', '--model', alias, '--tools', 'Bash', '--allowedTools', ALLOWED],
+          'bearer',
+        )
+        expectSuccess(run, marker, TOOL_OUTPUT)
+        const followUp = sentBy(calls(), run).find((call) => call.text.includes(TOOL_OUTPUT))
+        if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
+        thinkingBack(followUp)
+      }),
+    )
   }
 
   for (const auth of auths) {
@@ -355,4 +469,6 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
   test("with the page's settings (and the test's guards), Claude Code connected to nothing but the gateway: no phoning home", () => {
     expect(trap.attempts).toEqual([])
   })
+
+  matrixCheck()
 })

@@ -27,12 +27,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { ANTHROPIC_MARKER } from '../support/fakes/anthropic'
-import { OPENAI_MARKER } from '../support/fakes/openai'
 import { RESPONSES_MARKER } from '../support/fakes/openai-responses'
 import { ROOT } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
-import { ALIASES, type ClientsGateway, docBlock, docPage, DOCS_GATEWAY_URL, phoneHomeTrap, startClientsGateway } from './harness'
+import {
+  ALIASES,
+  type ClientsGateway,
+  docBlock,
+  docPage,
+  DOCS_GATEWAY_URL,
+  phoneHomeTrap,
+  RESPONSES_TARGETS,
+  startClientsGateway,
+  toolInputEverywhere,
+} from './harness'
 import { clientMatrix, matrixCheck, type TargetKind } from './matrix'
 import { type Tap, tcpTap } from './tap'
 
@@ -86,10 +94,11 @@ describe(`Codex CLI ${CODEX_VERSION}, headless (codex exec), through the gateway
 
   setup(async () => {
     trap = phoneHomeTrap()
+    const everywhere = toolInputEverywhere(toolInput)
     cg = await startClientsGateway({
-      anthropic: { toolInput },
-      openai: { toolInput },
+      ...everywhere,
       responses: { toolInput, preferTools: ['exec_command'] },
+      azure: { chat: { toolInput }, responses: { toolInput, preferTools: ['exec_command'] } },
     })
     tap = tcpTap(cg.url)
   })
@@ -159,11 +168,7 @@ describe(`Codex CLI ${CODEX_VERSION}, headless (codex exec), through the gateway
     expect(run.stdout.trim()).toBe(`codex-cli ${CODEX_VERSION}`)
   })
 
-  const targets: { kind: TargetKind; alias: string; marker: string }[] = [
-    { kind: 'native', alias: ALIASES.native, marker: RESPONSES_MARKER },
-    { kind: 'chat', alias: ALIASES.chat, marker: OPENAI_MARKER },
-    { kind: 'anthropic', alias: ALIASES.anthropic, marker: ANTHROPIC_MARKER },
-  ]
+  const targets = RESPONSES_TARGETS.filter((t): t is { kind: TargetKind; alias: string; marker: string } => t.marker !== null)
 
   for (const { kind, alias, marker } of targets) {
     test(

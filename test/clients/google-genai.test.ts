@@ -3,8 +3,9 @@
  * routes, as docs/clients/gemini-cli.md sets it up (`httpOptions.baseUrl` the gateway, `apiKey` a
  * gateway key): `generateContent` and `generateContentStream` through a tool loop (a function call,
  * its response sent back with the model's turn as the SDK gave it, the final text) with thinking on,
- * on the mock, a gemini-kind alias (passed through), an Anthropic alias and an OpenAI-compatible alias
- * (translated); `countTokens`; the SDK's errors; and the page's example run as written.
+ * through every kind of upstream (the compatibility matrix's row: the mock, the Gemini API and a
+ * Gemini model on Vertex AI passed through, Anthropic, OpenAI-compatible chat, Claude on Bedrock and
+ * Azure OpenAI translated); `countTokens`; the SDK's errors; and the page's example run as written.
  *
  * The gateway is the real-client tests' (test/clients/harness.ts, a gateway process) with a fake
  * Gemini API behind one more alias (test/gemini-inbound/clients.ts). The SDK talks to it through a
@@ -12,12 +13,10 @@
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ApiError, type Content, type FunctionDeclaration, GoogleGenAI, type Part } from '@google/genai'
-import { ANTHROPIC_MARKER } from '../support/fakes/anthropic'
-import { GEMINI_MARKER } from '../support/fakes/gemini'
-import { OPENAI_MARKER } from '../support/fakes/openai'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { GEMINI_ALIAS, type GeminiClientsGateway, startGeminiClientsGateway } from '../gemini-inbound/clients'
-import { ALIASES, docBlock, docPage, runSnippet } from './harness'
+import { ALIASES, docBlock, docPage, GEMINI_API_TARGETS, NO_RESPONSES_REQUESTS, runSnippet, toolInputEverywhere } from './harness'
+import { clientMatrix, matrixCheck } from './matrix'
 import { type Tap, tcpTap } from './tap'
 
 setDefaultTimeout(TEST_MS)
@@ -31,13 +30,25 @@ const WEATHER: FunctionDeclaration = {
 }
 const TOOL_ANSWER = 'sunny, 21 C in Paris'
 
-/** Each alias, what its final answer carries, and the prompt that makes it call the tool (the mock needs its directive). */
-const TARGETS = [
-  { kind: 'the mock', alias: ALIASES.mock, marker: 'chatgate-mock-final', prompt: '[[tool:get_weather {"city":"Paris"}]] chatgate-mock-final' },
-  { kind: 'Gemini (passed through)', alias: GEMINI_ALIAS, marker: GEMINI_MARKER, prompt: 'What is the weather in Paris?' },
-  { kind: 'Anthropic (translated)', alias: ALIASES.anthropic, marker: ANTHROPIC_MARKER, prompt: 'What is the weather in Paris?' },
-  { kind: 'OpenAI-compatible (translated)', alias: ALIASES.openai, marker: OPENAI_MARKER, prompt: 'What is the weather in Paris?' },
-]
+/** Each kind's alias, what its final answer carries, and the prompt that makes it call the tool (the mock needs its directive). */
+const TARGETS = GEMINI_API_TARGETS.map(({ kind, alias, marker }) =>
+  marker
+    ? { kind, alias, marker, prompt: 'What is the weather in Paris?' }
+    : { kind, alias, marker: 'chatgate-mock-final', prompt: '[[tool:get_weather {"city":"Paris"}]] chatgate-mock-final' },
+)
+
+const matrix = clientMatrix({
+  id: 'google-genai',
+  order: 80,
+  name: `@google/genai ${SDK_VERSION} (the Gemini API: \`/v1beta/models/{alias}:generateContent\`)`,
+  page: 'clients/gemini-cli.md',
+  test: 'test/clients/google-genai.test.ts',
+  rows: [
+    { id: 'generate', label: '`generateContent`: a tool loop with thinking on, to the final text' },
+    { id: 'stream', label: '`generateContentStream`: the same loop streamed' },
+  ],
+  notApplicable: [NO_RESPONSES_REQUESTS],
+})
 
 describe(`the Google GenAI SDK ${SDK_VERSION} through the gateway`, () => {
   let gg: GeminiClientsGateway
@@ -45,7 +56,7 @@ describe(`the Google GenAI SDK ${SDK_VERSION} through the gateway`, () => {
   let ai: GoogleGenAI
   setup(async () => {
     const toolInput = () => ({ city: 'Paris' })
-    gg = await startGeminiClientsGateway({ gemini: { toolInput }, anthropic: { toolInput }, openai: { toolInput } })
+    gg = await startGeminiClientsGateway(toolInputEverywhere(toolInput))
     tap = tcpTap(gg.url)
     ai = new GoogleGenAI({ apiKey: gg.key, httpOptions: { baseUrl: tap.url, apiVersion: 'v1beta' } })
   })
@@ -63,36 +74,42 @@ describe(`the Google GenAI SDK ${SDK_VERSION} through the gateway`, () => {
   })
 
   for (const { kind, alias, marker, prompt } of TARGETS) {
-    test(`${kind} (${alias}): generateContent, a tool loop with thinking on`, async () => {
-      const contents: Content[] = [{ role: 'user', parts: [{ text: prompt }] }]
-      const first = await ai.models.generateContent({ model: alias, contents, config })
-      expect(first.modelVersion).toBe(alias)
-      const call = first.functionCalls?.[0]
-      expect(call).toMatchObject({ name: 'get_weather', args: { city: 'Paris' } })
-      contents.push(first.candidates![0]!.content!, answering(call))
-      const second = await ai.models.generateContent({ model: alias, contents, config })
-      expect(second.text).toContain(marker)
-      if (alias !== ALIASES.mock) expect(second.text).toContain(TOOL_ANSWER)
-      expect(second.usageMetadata?.totalTokenCount).toBeGreaterThan(0)
-    })
+    test(
+      `${kind} (${alias}): generateContent, a tool loop with thinking on`,
+      matrix.cell('generate', kind, async () => {
+        const contents: Content[] = [{ role: 'user', parts: [{ text: prompt }] }]
+        const first = await ai.models.generateContent({ model: alias, contents, config })
+        expect(first.modelVersion).toBe(alias)
+        const call = first.functionCalls?.[0]
+        expect(call).toMatchObject({ name: 'get_weather', args: { city: 'Paris' } })
+        contents.push(first.candidates![0]!.content!, answering(call))
+        const second = await ai.models.generateContent({ model: alias, contents, config })
+        expect(second.text).toContain(marker)
+        if (alias !== ALIASES.mock) expect(second.text).toContain(TOOL_ANSWER)
+        expect(second.usageMetadata?.totalTokenCount).toBeGreaterThan(0)
+      }),
+    )
 
-    test(`${kind} (${alias}): generateContentStream, the same loop streamed`, async () => {
-      const contents: Content[] = [{ role: 'user', parts: [{ text: prompt }] }]
-      const parts: Part[] = []
-      for await (const chunk of await ai.models.generateContentStream({ model: alias, contents, config }))
-        parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []))
-      const call = parts.find((p) => p.functionCall)?.functionCall
-      expect(call).toMatchObject({ name: 'get_weather', args: { city: 'Paris' } })
-      contents.push({ role: 'model', parts }, answering(call))
-      let text = ''
-      let finish: string | undefined
-      for await (const chunk of await ai.models.generateContentStream({ model: alias, contents, config })) {
-        text += chunk.text ?? ''
-        finish = chunk.candidates?.[0]?.finishReason ?? finish
-      }
-      expect(text).toContain(marker)
-      expect(finish).toBe('STOP')
-    })
+    test(
+      `${kind} (${alias}): generateContentStream, the same loop streamed`,
+      matrix.cell('stream', kind, async () => {
+        const contents: Content[] = [{ role: 'user', parts: [{ text: prompt }] }]
+        const parts: Part[] = []
+        for await (const chunk of await ai.models.generateContentStream({ model: alias, contents, config }))
+          parts.push(...(chunk.candidates?.[0]?.content?.parts ?? []))
+        const call = parts.find((p) => p.functionCall)?.functionCall
+        expect(call).toMatchObject({ name: 'get_weather', args: { city: 'Paris' } })
+        contents.push({ role: 'model', parts }, answering(call))
+        let text = ''
+        let finish: string | undefined
+        for await (const chunk of await ai.models.generateContentStream({ model: alias, contents, config })) {
+          text += chunk.text ?? ''
+          finish = chunk.candidates?.[0]?.finishReason ?? finish
+        }
+        expect(text).toContain(marker)
+        expect(finish).toBe('STOP')
+      }),
+    )
   }
 
   test('countTokens on a translated alias and the mock', async () => {
@@ -143,4 +160,6 @@ describe(`the Google GenAI SDK ${SDK_VERSION} through the gateway`, () => {
     expect(run.stdout).toContain('Say hello\n')
     expect(run.stdout).toContain('Say hello, streamed')
   })
+
+  matrixCheck()
 })

@@ -1,26 +1,37 @@
 /**
  * What every real-client test shares: a gateway process (spawned as in production, `bun
- * src/main.ts`) in front of a fake Anthropic upstream, a fake OpenAI-compatible upstream and the
- * mock, behind the aliases the docs pages under docs/clients/ use:
+ * src/main.ts`) in front of fakes of every kind of upstream the gateway speaks to (written from the
+ * providers' published references: test/support/fakes/) and the mock, behind the aliases the docs
+ * pages under docs/clients/ use:
  *
- * | alias             | target                                                      |
- * | ----------------- | ----------------------------------------------------------- |
- * | `anthropic/smart` | the fake Anthropic upstream, model `claude-sonnet-4-5`      |
- * | `anthropic/fast`  | the fake Anthropic upstream, model `claude-haiku-4-5`       |
- * | `anthropic/gpt`   | the fake OpenAI-compatible upstream, model `gpt-4o`          |
- * | `local/echo`      | the built-in mock                                           |
+ * | alias             | target                                                                       |
+ * | ----------------- | ---------------------------------------------------------------------------- |
+ * | `anthropic/smart` | the fake Anthropic upstream, model `claude-sonnet-4-5`                       |
+ * | `anthropic/fast`  | the fake Anthropic upstream, model `claude-haiku-4-5`                        |
+ * | `anthropic/gpt`   | the fake OpenAI-compatible upstream, model `gpt-4o`                          |
+ * | `local/echo`      | the built-in mock                                                            |
  * | `openai/gpt-5.6`  | the fake OpenAI Responses upstream (`responses = "native"`), model `gpt-5.6` |
- * | `openai/gpt-4o`   | the fake OpenAI-compatible upstream, model `gpt-4o` (Responses translated) |
+ * | `openai/gpt-4o`   | the fake OpenAI-compatible upstream, model `gpt-4o` (Responses translated)   |
+ * | `gemini/flash`    | the fake Gemini API (kind `gemini`, API key), model `gemini-2.5-flash`       |
+ * | `vertex/gemini`   | the fake Vertex AI (kind `vertex`, a service account), `gemini-2.5-pro`      |
+ * | `vertex/claude`   | the fake Vertex AI, Claude through rawPredict, `claude-sonnet-4-5`          |
+ * | `bedrock/claude`  | the fake Bedrock runtime (kind `bedrock`, SigV4), Claude Sonnet 4 (Converse) |
+ * | `azure/gpt`       | the fake Azure OpenAI resource (kind `azure`, v1 API, `responses = "native"`) |
  *
- * One gateway per test file, reused by its tests; everything binds 127.0.0.1.
+ * One gateway per test file, reused by its tests; everything binds 127.0.0.1. The cloud fakes cost
+ * a few milliseconds to start (a throwaway RSA key for the Vertex AI service account the most).
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, spawnGateway } from '../support/process'
 import { ANTHROPIC_MARKER, fakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from '../support/fakes/anthropic'
+import { AZURE_CHAT_MARKER, AZURE_RESPONSES_MARKER, FAKE_AZURE_KEY, fakeAzure, type FakeAzure, type FakeAzureOptions } from '../support/fakes/azure'
+import { BEDROCK_MARKER, FAKE_AWS, fakeBedrock, type FakeBedrock, type FakeBedrockOptions } from '../support/fakes/bedrock'
+import { fakeGemini, type FakeGemini, type FakeGeminiOptions, GEMINI_MARKER } from '../support/fakes/gemini'
 import { fakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, OPENAI_MARKER } from '../support/fakes/openai'
 import { fakeOpenAIResponses, type FakeOpenAIResponses, type FakeOpenAIResponsesOptions, RESPONSES_MARKER } from '../support/fakes/openai-responses'
+import { fakeVertex, type FakeVertex, type FakeVertexOptions, serviceAccountFile } from '../support/fakes/vertex'
 import type { RecordedCall } from '../support/fakes/common'
 import type { TargetKind } from './matrix'
 
@@ -33,7 +44,22 @@ export const ALIASES = {
   native: 'openai/gpt-5.6',
   /** The OpenAI-compatible chat upstream under an OpenAI-style name: Responses requests are translated to chat. */
   chat: 'openai/gpt-4o',
+  /** The Gemini API (kind `gemini`). */
+  gemini: 'gemini/flash',
+  /** Vertex AI (kind `vertex`): a Gemini model, and Claude through rawPredict. */
+  vertexGemini: 'vertex/gemini',
+  vertexClaude: 'vertex/claude',
+  /** Amazon Bedrock (kind `bedrock`): Claude through Converse. */
+  bedrock: 'bedrock/claude',
+  /** Azure OpenAI (kind `azure`): chat on the v1 API, the Responses API native. */
+  azure: 'azure/gpt',
 } as const
+
+/** The text of the fake Vertex AI's Gemini answers (Claude on Vertex AI answers with the Anthropic fake's, `VERTEX_CLAUDE_MARKER`). */
+export const VERTEX_MARKER = 'chatgate-vertex-final'
+export const VERTEX_CLAUDE_MARKER = 'chatgate-vertex-claude-final'
+/** The Bedrock model behind `bedrock/claude`. */
+export const BEDROCK_CLAUDE = 'us.anthropic.claude-sonnet-4-20250514-v1:0'
 
 export interface ClientsGateway {
   gateway: GatewayProcess
@@ -45,6 +71,12 @@ export interface ClientsGateway {
   openai: FakeOpenAI
   /** The fake OpenAI Responses API behind `openai/gpt-5.6`. */
   responses: FakeOpenAIResponses
+  gemini: FakeGemini
+  /** The fake Vertex AI, and the fake Anthropic API that answers for Claude behind it. */
+  vertex: FakeVertex
+  vertexClaude: FakeAnthropic
+  bedrock: FakeBedrock
+  azure: FakeAzure
   /** Stops the gateway and the fakes, removes the temp dir. */
   stop(): Promise<void>
 }
@@ -53,20 +85,105 @@ export interface ClientsGatewayOptions {
   anthropic?: FakeAnthropicOptions
   openai?: FakeOpenAIOptions
   responses?: FakeOpenAIResponsesOptions
+  gemini?: FakeGeminiOptions
+  /** The fake Vertex AI's Gemini model, and the Anthropic fake behind its Claude. */
+  vertex?: FakeVertexOptions
+  vertexClaude?: FakeAnthropicOptions
+  bedrock?: FakeBedrockOptions
+  azure?: FakeAzureOptions
   /** More upstreams and aliases, in TOML, appended to the config. */
   extraToml?: (fakes: { anthropic: FakeAnthropic; openai: FakeOpenAI }) => string
   /** Fakes of its own to stop with the rest. */
   others?: { stop(): void }[]
 }
 
+/** Options that make every fake call a tool with `toolInput(name)`. */
+export function toolInputEverywhere(toolInput: (name: string) => Record<string, unknown>): ClientsGatewayOptions {
+  const each = { toolInput }
+  return {
+    anthropic: each,
+    openai: each,
+    responses: each,
+    gemini: each,
+    vertex: each,
+    vertexClaude: each,
+    bedrock: each,
+    azure: { chat: each, responses: each },
+  }
+}
+
 export const FAKE_ANTHROPIC_KEY = 'sk-ant-fake-upstream-key'
 export const FAKE_OPENAI_KEY = 'sk-openai-fake-upstream-key'
+export const FAKE_GEMINI_KEY = 'gemini-fake-upstream-key'
+
+/** The cloud fakes, started beside the others; `stop` stops them all. */
+function startCloudFakes(dir: string, options: ClientsGatewayOptions) {
+  const gemini = fakeGemini({ apiKey: FAKE_GEMINI_KEY, ...options.gemini })
+  const vertexClaude = fakeAnthropic({ name: 'v', marker: VERTEX_CLAUDE_MARKER, ...options.vertexClaude })
+  const vertex = fakeVertex({ marker: VERTEX_MARKER, name: 'v', ...options.vertex, anthropic: { url: vertexClaude.url, apiKey: 'sk-ant-fake' } })
+  const account = serviceAccountFile(dir, vertex.tokenUri)
+  vertex.trust(account)
+  const bedrock = fakeBedrock(options.bedrock)
+  const azure = fakeAzure(options.azure)
+  const stop = () => {
+    for (const fake of [gemini, vertex, vertexClaude, bedrock, azure]) fake.stop()
+  }
+  return { gemini, vertex, vertexClaude, bedrock, azure, accountFile: account.path, stop }
+}
+
+/** The upstreams and aliases of the cloud fakes, in TOML. */
+const cloudToml = (fakes: ReturnType<typeof startCloudFakes>) => `
+[upstreams.gem]
+kind = "gemini"
+base_url = "${fakes.gemini.url}"
+api_key_env = "FAKE_GEMINI_KEY"
+max_retries = 0
+
+[upstreams.vtx]
+kind = "vertex"
+project = "chatgate-test"
+location = "us-central1"
+credentials_file_env = "FAKE_VERTEX_CREDENTIALS"
+base_url = "${fakes.vertex.url}"
+max_retries = 0
+
+[upstreams.aws]
+kind = "bedrock"
+region = "us-east-1"
+base_url = "${fakes.bedrock.url}"
+access_key_id_env = "FAKE_AWS_ACCESS_KEY_ID"
+secret_access_key_env = "FAKE_AWS_SECRET_ACCESS_KEY"
+max_retries = 0
+
+[upstreams.az]
+kind = "azure"
+endpoint = "${fakes.azure.endpoint}"
+api_key_env = "FAKE_AZURE_KEY"
+responses = "native"
+max_retries = 0
+
+[aliases."${ALIASES.gemini}"]
+targets = [{ upstream = "gem", model = "gemini-2.5-flash" }]
+
+[aliases."${ALIASES.vertexGemini}"]
+targets = [{ upstream = "vtx", model = "gemini-2.5-pro" }]
+
+[aliases."${ALIASES.vertexClaude}"]
+targets = [{ upstream = "vtx", model = "claude-sonnet-4-5" }]
+
+[aliases."${ALIASES.bedrock}"]
+targets = [{ upstream = "aws", model = "${BEDROCK_CLAUDE}" }]
+
+[aliases."${ALIASES.azure}"]
+targets = [{ upstream = "az", model = "gpt-4o-prod" }]
+`
 
 export async function startClientsGateway(options: ClientsGatewayOptions = {}): Promise<ClientsGateway> {
   const dir = tempDir('chatgate-clients-')
   const anthropic = fakeAnthropic({ apiKey: FAKE_ANTHROPIC_KEY, ...options.anthropic })
   const openai = fakeOpenAI({ apiKey: FAKE_OPENAI_KEY, ...options.openai })
   const responses = fakeOpenAIResponses({ apiKey: FAKE_OPENAI_KEY, ...options.responses })
+  const cloud = startCloudFakes(dir.path, options)
   const config = writeConfig(
     dir.path,
     `
@@ -114,6 +231,7 @@ targets = [{ upstream = "gpt_native", model = "gpt-5.6" }]
 
 [aliases."${ALIASES.chat}"]
 targets = [{ upstream = "gpt", model = "gpt-4o" }]
+${cloudToml(cloud)}
 ${options.extraToml?.({ anthropic, openai }) ?? ''}
 `,
   )
@@ -125,6 +243,11 @@ ${options.extraToml?.({ anthropic, openai }) ?? ''}
         GATEWAY_CONFIG: config,
         FAKE_ANTHROPIC_KEY,
         FAKE_OPENAI_KEY,
+        FAKE_GEMINI_KEY,
+        FAKE_VERTEX_CREDENTIALS: cloud.accountFile,
+        FAKE_AWS_ACCESS_KEY_ID: FAKE_AWS.accessKeyId,
+        FAKE_AWS_SECRET_ACCESS_KEY: FAKE_AWS.secretAccessKey,
+        FAKE_AZURE_KEY,
         GATEWAY_SECRET: 'clients-test-secret-0123456789abcdef0123456789',
       },
       { expectFirstKey: true },
@@ -133,6 +256,7 @@ ${options.extraToml?.({ anthropic, openai }) ?? ''}
     anthropic.stop()
     openai.stop()
     responses.stop()
+    cloud.stop()
     for (const other of options.others ?? []) other.stop()
     dir[Symbol.dispose]()
     throw error
@@ -144,11 +268,17 @@ ${options.extraToml?.({ anthropic, openai }) ?? ''}
     anthropic,
     openai,
     responses,
+    gemini: cloud.gemini,
+    vertex: cloud.vertex,
+    vertexClaude: cloud.vertexClaude,
+    bedrock: cloud.bedrock,
+    azure: cloud.azure,
     async stop() {
       await gateway.stop()
       anthropic.stop()
       openai.stop()
       responses.stop()
+      cloud.stop()
       for (const other of options.others ?? []) other.stop()
       dir[Symbol.dispose]()
     },
@@ -319,7 +449,52 @@ export const RESPONSES_TARGETS: { kind: TargetKind; alias: string; marker: strin
   { kind: 'chat', alias: ALIASES.chat, marker: OPENAI_MARKER },
   { kind: 'anthropic', alias: ALIASES.anthropic, marker: ANTHROPIC_MARKER },
   { kind: 'mock', alias: ALIASES.mock, marker: null },
+  { kind: 'gemini', alias: ALIASES.gemini, marker: GEMINI_MARKER },
+  { kind: 'vertex', alias: ALIASES.vertexGemini, marker: VERTEX_MARKER },
+  { kind: 'bedrock', alias: ALIASES.bedrock, marker: BEDROCK_MARKER },
+  { kind: 'azure', alias: ALIASES.azure, marker: AZURE_RESPONSES_MARKER },
 ]
+
+/**
+ * The kinds of upstream the clients of the Messages API (and LangChain's and Vercel's Anthropic
+ * providers) are tried through, each with its alias and the text its answers carry (null: the mock,
+ * which repeats the prompt). Vertex AI is Claude on Vertex here. No `native` column: these clients
+ * never send a Responses request, and an OpenAI upstream takes theirs as chat completions (`chat`).
+ */
+export const MESSAGES_TARGETS: { kind: TargetKind; alias: string; marker: string | null }[] = [
+  { kind: 'chat', alias: ALIASES.openai, marker: OPENAI_MARKER },
+  { kind: 'anthropic', alias: ALIASES.anthropic, marker: ANTHROPIC_MARKER },
+  { kind: 'mock', alias: ALIASES.mock, marker: null },
+  { kind: 'gemini', alias: ALIASES.gemini, marker: GEMINI_MARKER },
+  { kind: 'vertex', alias: ALIASES.vertexClaude, marker: VERTEX_CLAUDE_MARKER },
+  { kind: 'bedrock', alias: ALIASES.bedrock, marker: BEDROCK_MARKER },
+  { kind: 'azure', alias: ALIASES.azure, marker: AZURE_CHAT_MARKER },
+]
+
+/** The same for the clients of the Gemini API: Vertex AI is a Gemini model there. */
+export const GEMINI_API_TARGETS = MESSAGES_TARGETS.map((t) => (t.kind === 'vertex' ? { ...t, alias: ALIASES.vertexGemini, marker: VERTEX_MARKER } : t))
+
+/** Why a client of the Messages or Gemini API has no `native` cell. */
+export const NO_RESPONSES_REQUESTS = {
+  target: 'native' as const,
+  reason:
+    'this client never sends a Responses request: an OpenAI upstream takes its requests as chat completions whether or not it has `responses = "native"` (the OpenAI-compatible chat column)',
+}
+
+/**
+ * What a fake's final answer says after a tool loop whose tool printed `output`: each quotes the
+ * tool result it got back, in its own words (Google's functionResponse is an object, which the
+ * gateway makes `{output}` of a text result).
+ */
+export function toolLoopAnswer(marker: string, output: string): string {
+  if (marker === BEDROCK_MARKER) return `${marker} tool=${output}`
+  if (marker === GEMINI_MARKER || marker === VERTEX_MARKER) return `${marker} (the tool said: ${JSON.stringify({ output })})`
+  return `${marker} (the tool said: ${output})`
+}
+
+/** What a fake answers a prompt without tools with: it repeats the prompt, in its own words. */
+export const plainAnswer = (marker: string, prompt: string): string =>
+  marker === BEDROCK_MARKER ? `${marker} tool=- user=${prompt}` : `${marker} heard: ${prompt}`
 
 /** The structured answer every fake gives for the tests' weather schema (the mock repeats the prompt, which is this JSON). */
 export const WEATHER_OBJECT = { city: 'sample city', temperature_c: 7, conditions: 'sunny' }

@@ -28,6 +28,10 @@ export const TARGET_KINDS = [
   { kind: 'chat', heading: 'OpenAI-compatible chat' },
   { kind: 'anthropic', heading: 'Anthropic' },
   { kind: 'mock', heading: 'mock' },
+  { kind: 'gemini', heading: 'Gemini API' },
+  { kind: 'vertex', heading: 'Vertex AI' },
+  { kind: 'bedrock', heading: 'Bedrock' },
+  { kind: 'azure', heading: 'Azure OpenAI' },
 ] as const
 
 export type TargetKind = (typeof TARGET_KINDS)[number]['kind']
@@ -53,6 +57,8 @@ export interface ClientResults {
   test: string
   /** The rows, in order: what the client does. */
   rows: { id: string; label: string }[]
+  /** Cells that cannot apply (`—` on the page), each with why: a row's, or every row's when `row` is left out. */
+  notApplicable?: { row?: string; target: TargetKind; reason: string }[]
   cells: Cell[]
 }
 
@@ -94,8 +100,12 @@ async function formatted(text: string, filepath: string): Promise<string> {
   return prettier.format(text, { ...(await prettier.resolveConfig(filepath)), filepath })
 }
 
+/** The records of this process, one after the other: cells that run side by side (`test.concurrent`) must not lose each other's outcome. */
+let recording: Promise<void> = Promise.resolve()
+const record = (client: Omit<ClientResults, 'cells'>, cell: Cell): Promise<void> => (recording = recording.then(() => recordNow(client, cell)))
+
 /** Records one cell in the client's results file (read, merge, write: cells that did not run keep their outcome). */
-async function record(client: Omit<ClientResults, 'cells'>, cell: Cell): Promise<void> {
+async function recordNow(client: Omit<ClientResults, 'cells'>, cell: Cell): Promise<void> {
   mkdirSync(RESULTS_DIR, { recursive: true })
   const file = resultsFile(client.id)
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ClientResults).cells : []
@@ -152,22 +162,31 @@ export async function renderMatrix(results: ClientResults[]): Promise<string> {
     '| OpenAI-compatible chat | `openai/gpt-4o` | translated to chat completions |',
     '| Anthropic | `anthropic/smart` | translated to the Messages API (thinking as sealed reasoning) |',
     '| mock | `local/echo` | translated to the built-in offline mock (it repeats the prompt, and calls a tool when the prompt says `[[tool:NAME {args}]]`) |',
+    '| Gemini API | `gemini/flash` | translated to generateContent / streamGenerateContent, API key ([providers/gemini.md](providers/gemini.md)) |',
+    '| Vertex AI | `vertex/gemini`; `vertex/claude` for clients of the Messages API | Gemini models: generateContent on Vertex AI; Claude: the Messages body through rawPredict / streamRawPredict; a service account ([providers/vertex.md](providers/vertex.md)) |',
+    '| Bedrock | `bedrock/claude` | translated to Converse / ConverseStream, SigV4-signed ([providers/bedrock.md](providers/bedrock.md)) |',
+    '| Azure OpenAI | `azure/gpt` | the v1 API with `responses = "native"`: Responses requests go as sent, chat and Messages requests as chat completions ([providers/azure.md](providers/azure.md)) |',
     '',
   ]
   for (const client of results) {
     lines.push(`## ${client.name}`, '', `Page: [${client.page}](${client.page}); test: \`${client.test}\`.`, '')
     lines.push(`| | ${TARGET_KINDS.map((t) => t.heading).join(' | ')} |`, `| --- | ${TARGET_KINDS.map(() => '---').join(' | ')} |`)
+    const reasons: string[] = []
     for (const row of client.rows) {
       const cells = TARGET_KINDS.map((t) => {
         const cell = client.cells.find((c) => c.row === row.id && c.target === t.kind)
-        if (!cell) return '—'
-        return cell.outcome === 'works' ? 'works' : `**fails**: ${escapeCell(cell.detail ?? '')}`
+        if (cell) return cell.outcome === 'works' ? 'works' : `**fails**: ${escapeCell(cell.detail ?? '')}`
+        const why = client.notApplicable?.find((n) => n.target === t.kind && (n.row === undefined || n.row === row.id))?.reason
+        if (!why) return '—'
+        if (!reasons.includes(why)) reasons.push(why)
+        return `— (${reasons.indexOf(why) + 1})`
       })
       lines.push(`| ${escapeCell(row.label)} | ${cells.join(' | ')} |`)
     }
     lines.push('')
+    for (const [i, why] of reasons.entries()) lines.push(`(${i + 1}) ${why}`, '')
   }
-  lines.push('— : not tried (the row does not apply to that kind of upstream).', '')
+  lines.push('— : not tried (the row does not apply to that kind of upstream; the number, when there is one, says why).', '')
   return formatted(lines.join('\n'), MATRIX_PAGE)
 }
 

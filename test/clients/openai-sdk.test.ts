@@ -23,6 +23,8 @@ import {
   RESPONSES_TARGETS,
   runSnippet,
   startClientsGateway,
+  toolLoopAnswer,
+  toolInputEverywhere,
   WEATHER,
   WEATHER_OBJECT,
 } from './harness'
@@ -59,11 +61,7 @@ const matrix = clientMatrix({
 describe(`openai SDK ${VERSION}: the Responses API through the gateway`, () => {
   let cg: ClientsGateway
   setup(async () => {
-    cg = await startClientsGateway({
-      anthropic: { toolInput: WEATHER.toolInput },
-      openai: { toolInput: WEATHER.toolInput },
-      responses: { toolInput: WEATHER.toolInput },
-    })
+    cg = await startClientsGateway(toolInputEverywhere(WEATHER.toolInput))
   })
   teardown(async () => {
     await cg.stop()
@@ -83,7 +81,7 @@ describe(`openai SDK ${VERSION}: the Responses API through the gateway`, () => {
     describe(`through ${kind} (${alias})`, () => {
       /** The final text names the tool's answer (the fakes quote it; the mock repeats the prompt). */
       const expectFinal = (text: string) => {
-        if (marker) expect(text).toContain(`${marker} (the tool said: ${WEATHER.answer})`)
+        if (marker) expect(text).toContain(toolLoopAnswer(marker, WEATHER.answer))
         else expect(text).toBe(`What is the weather in ${WEATHER.city}?`)
       }
 

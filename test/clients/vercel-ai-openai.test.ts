@@ -23,6 +23,8 @@ import {
   RESPONSES_TARGETS,
   runSnippet,
   startClientsGateway,
+  toolLoopAnswer,
+  toolInputEverywhere,
   WEATHER,
   WEATHER_OBJECT,
 } from './harness'
@@ -55,11 +57,7 @@ describe(`Vercel AI SDK (${VERSIONS}): openai(model), the Responses API, through
   setup(async () => {
     // generateObject is deprecated in ai 7 (still served): its warning is noise here.
     ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
-    cg = await startClientsGateway({
-      anthropic: { toolInput: WEATHER.toolInput },
-      openai: { toolInput: WEATHER.toolInput },
-      responses: { toolInput: WEATHER.toolInput },
-    })
+    cg = await startClientsGateway(toolInputEverywhere(WEATHER.toolInput))
     const recorder = recordingFetch()
     exchanges = recorder.exchanges
     // As the page builds it, with a recording fetch.
@@ -82,7 +80,7 @@ describe(`Vercel AI SDK (${VERSIONS}): openai(model), the Responses API, through
 
   for (const { kind, alias, marker } of RESPONSES_TARGETS) {
     const expectFinal = (text: string) => {
-      if (marker) expect(text).toContain(`${marker} (the tool said: ${WEATHER.answer})`)
+      if (marker) expect(text).toContain(toolLoopAnswer(marker, WEATHER.answer))
       else expect(text).toBe(`What is the weather in ${WEATHER.city}?`)
     }
 

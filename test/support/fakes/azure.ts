@@ -17,11 +17,14 @@
  * Triggers in the last user text: `[[filtered]]` (the prompt refused), `[[filter-output]]` (the
  * answer stopped by the filter).
  */
-import { fakeOpenAI, type FakeOpenAI } from './openai'
-import { fakeOpenAIResponses, type FakeOpenAIResponses } from './openai-responses'
+import { fakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from './openai'
+import { fakeOpenAIResponses, type FakeOpenAIResponses, type FakeOpenAIResponsesOptions } from './openai-responses'
 import { recordingServer, type RecordedCall, roughTokens } from './common'
 
 export const FAKE_AZURE_KEY = 'azure-fake-key-0000000000000000'
+/** The text of its chat answers, and of its Responses answers. */
+export const AZURE_CHAT_MARKER = 'chatgate-azure-final'
+export const AZURE_RESPONSES_MARKER = 'chatgate-azure-responses'
 
 export interface FakeAzureOptions {
   apiKey?: string
@@ -29,6 +32,9 @@ export interface FakeAzureOptions {
   deployments?: string[]
   /** A response to give instead of the normal one (a failure the test wants), or null. */
   refuse?: (call: RecordedCall) => Response | null
+  /** How the OpenAI fakes behind it answer (tool arguments, the Bash command); their key is the resource's own. */
+  chat?: Omit<FakeOpenAIOptions, 'apiKey'>
+  responses?: Omit<FakeOpenAIResponsesOptions, 'apiKey'>
 }
 
 export interface FakeAzure {
@@ -129,8 +135,8 @@ function embeddings(body: Json, model: string): Response {
 export function fakeAzure(options: FakeAzureOptions = {}): FakeAzure {
   const apiKey = options.apiKey ?? FAKE_AZURE_KEY
   const deployments = new Set(options.deployments ?? ['gpt-4o-prod', 'embed-prod'])
-  const chat = fakeOpenAI({ marker: 'chatgate-azure-final' })
-  const responses = fakeOpenAIResponses({ marker: 'chatgate-azure-responses' })
+  const chat = fakeOpenAI({ marker: AZURE_CHAT_MARKER, ...options.chat })
+  const responses = fakeOpenAIResponses({ marker: AZURE_RESPONSES_MARKER, ...options.responses })
   const forward = (base: string, path: string, call: RecordedCall) =>
     fetch(`${base}${path}`, {
       method: call.method,

@@ -22,7 +22,8 @@
  *   - `[[block:prompt]]` in the last user text: no candidate, `promptFeedback.blockReason: SAFETY`;
  *     `[[block:answer]]`: a partial text stopped with finishReason SAFETY;
  *   - function declarations and a mode other than NONE, and no function response since the last
- *     user text: a call of the allowed (or first) function with `toolInput(name)`; `[[parallel]]`
+ *     user text: a call of the allowed (or first) function, or of NAME for `[[call:NAME]]` in the
+ *     last user text, with `toolInput(name)`; `[[parallel]]`
  *     makes it two calls (the second of the second function, or the first again);
  *   - `responseMimeType: application/json` with a schema: a JSON value of it;
  *   - otherwise `marker`, naming the last function response and the last user text.
@@ -155,7 +156,11 @@ export function geminiModel(options: GeminiModelOptions = {}): GeminiModel {
   function callParts(body: Json, lastUser: string): Json[] {
     const declarations: Json[] = (body.tools ?? []).flatMap((t: Json) => t.functionDeclarations ?? [])
     const allowed: string[] | undefined = body.toolConfig?.functionCallingConfig?.allowedFunctionNames
-    const first = declarations.find((d) => !allowed || allowed.includes(d.name)) ?? declarations[0]!
+    const named = /\[\[call:([A-Za-z0-9_-]+)\]\]/.exec(lastUser)?.[1]
+    const first =
+      declarations.find((d) => d.name === named && (!allowed || allowed.includes(d.name))) ??
+      declarations.find((d) => !allowed || allowed.includes(d.name)) ??
+      declarations[0]!
     const names = lastUser.includes('[[parallel]]') ? [first.name, (declarations[1] ?? first).name] : [first.name]
     return names.map((name, i) => ({ functionCall: { name, args: { ...(options.toolInput?.(name) ?? { city: 'Paris' }), ...(i > 0 ? { n: i } : {}) } } }))
   }
