@@ -123,7 +123,11 @@ bodies = "all"
     expect(await rows.count()).toBe(3)
     expect(await rows.first().getAttribute('data-request-id')).toBe(sent.plain)
 
-    // Filtered by alpha's key, typed as its prefix: beta's request goes.
+    // Filtered by a key typed as its name, then as its prefix.
+    await page.fill('#requests-key', 'beta')
+    await page.press('#requests-key', 'Enter')
+    await page.waitForSelector('#requests[data-rows="1"]')
+    expect(await rows.first().getAttribute('data-request-id')).toBe(sent.plain)
     await page.fill('#requests-key', keys.alpha!.prefix)
     await page.press('#requests-key', 'Enter')
     await page.waitForSelector('#requests[data-rows="2"]')

@@ -57,9 +57,21 @@ export function debounced(action, ms = 250) {
   }
 }
 
+/** The id of the key `text` names: its id or prefix, else the one key whose name holds it. */
+async function keyIdOf(text) {
+  try {
+    return (await api(`/admin/keys/${encodeURIComponent(text)}`)).id
+  } catch (error) {
+    if (error.status !== 404) throw error
+  }
+  const { data } = await api(`/admin/keys?${new URLSearchParams({ q: text, limit: '2' })}`)
+  if (data.length === 1) return data[0].id
+  throw new Error(data.length === 0 ? `No key with the id, prefix or name "${text}"` : `Several keys match "${text}": pick one from the list`)
+}
+
 /**
  * A key picker: a text field that suggests keys as one types (a name, prefix or id fragment; 20 at
- * most, from the paged listing) and resolves what was typed, an id or a prefix, to the key's id.
+ * most, from the paged listing) and resolves what was typed (see keyIdOf) to the key's id.
  * `onPick` gets the id, or '' when the field is cleared.
  */
 export function keyPicker(input, onPick) {
@@ -81,10 +93,9 @@ export function keyPicker(input, onPick) {
     input.setCustomValidity('')
     if (text === '') return onPick('')
     try {
-      const key = await api(`/admin/keys/${encodeURIComponent(text)}`)
-      onPick(key.id)
+      onPick(await keyIdOf(text))
     } catch (error) {
-      input.setCustomValidity(error.status === 404 ? 'No key with that id or prefix' : error.message)
+      input.setCustomValidity(error.message)
       input.reportValidity()
     }
   })
