@@ -40,7 +40,12 @@ export interface OtlpReceiver {
   server: Server<undefined>
   /** The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT takes it. */
   url: string
+  /** The spans received (none kept when the receiver only counts them). */
   spans: ReceivedSpan[]
+  /** How many spans were received (0 when the receiver only counts exports). */
+  received: number
+  /** Bytes of export bodies received. */
+  bytes: number
   exports: ReceivedExport[]
   behaviour: CollectorBehaviour
   stop(): void
@@ -92,16 +97,22 @@ function spansOf(request: Json): ReceivedSpan[] {
   return spans
 }
 
-function decode(contentType: string, body: Uint8Array): Json {
+function decodeExport(contentType: string, body: Uint8Array): Json {
   if (contentType.includes('json')) return JSON.parse(new TextDecoder().decode(body)) as Json
   return ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(body), { longs: String, enums: Number, defaults: false }) as Json
 }
 
-export function otlpReceiver(behaviour: CollectorBehaviour = { kind: 'ok' }): OtlpReceiver {
+/**
+ * A receiver on a free port. `decode: false` takes exports without decoding them (the bench: decoding
+ * would take CPU from the gateway it measures, on the same cores); only exports and bytes are counted.
+ */
+export function otlpReceiver(behaviour: CollectorBehaviour = { kind: 'ok' }, { decode = true } = {}): OtlpReceiver {
   const receiver: OtlpReceiver = {
     server: undefined as never,
     url: '',
     spans: [],
+    received: 0,
+    bytes: 0,
     exports: [],
     behaviour,
     stop: () => void receiver.server.stop(true),
@@ -113,11 +124,16 @@ export function otlpReceiver(behaviour: CollectorBehaviour = { kind: 'ok' }): Ot
     async fetch(request) {
       const contentType = request.headers.get('content-type') ?? ''
       const body = new Uint8Array(await request.arrayBuffer())
-      receiver.exports.push({ contentType, headers: request.headers, path: new URL(request.url).pathname })
+      receiver.bytes += body.byteLength
+      receiver.exports.push({ contentType, headers: decode ? request.headers : new Headers(), path: decode ? new URL(request.url).pathname : '' })
       const now = receiver.behaviour
       if (now.kind === 'fail') return new Response('collector failure', { status: now.status })
       if (now.kind === 'slow') await Bun.sleep(now.ms)
-      receiver.spans.push(...spansOf(decode(contentType, body)))
+      if (decode) {
+        const spans = spansOf(decodeExport(contentType, body))
+        receiver.received += spans.length
+        receiver.spans.push(...spans)
+      }
       // An empty ExportTraceServiceResponse: full success.
       return contentType.includes('json') ? Response.json({}) : new Response(new Uint8Array(), { headers: { 'content-type': 'application/x-protobuf' } })
     },

@@ -58,11 +58,8 @@ describe('a chat completion (JSON)', () => {
       'chatgate.upstream': 'good',
       'chatgate.attempts': 1,
       'chatgate.api': 'chat.completions',
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.request.model': 'good/model',
-      'gen_ai.usage.input_tokens': 11,
-      'gen_ai.usage.output_tokens': 7,
     })
+    expect(server.attributes['chatgate.cost_usd']).toBeGreaterThan(0)
     expect(server.attributes['server.port']).toBe(Number(new URL(traced.gateway.url).port))
     expect(String(server.attributes['chatgate.key_prefix'])).toStartWith('sk-cg-')
 
@@ -84,7 +81,7 @@ describe('a chat completion (JSON)', () => {
       'chatgate.alias': 'good/model',
       'chatgate.outcome': 'ok',
     })
-    expect(typeof client.attributes['chatgate.cost_usd']).toBe('number')
+    expect(client.attributes['chatgate.cost_usd']).toBe(server.attributes['chatgate.cost_usd'] as number)
     // The attempt lies within the request.
     expect(client.startNs >= server.startNs && client.endNs <= server.endNs).toBe(true)
 
@@ -130,7 +127,7 @@ describe('streams and the other inbound APIs', () => {
     const first = client.events.find((e) => e.name === 'gen_ai.first_chunk')!
     expect(first.timeNs > client.startNs && first.timeNs <= client.endNs).toBe(true)
     expect(server.attributes['gen_ai.response.time_to_first_chunk'] as number).toBeGreaterThanOrEqual(ttft)
-    expect(server.attributes['gen_ai.usage.output_tokens']).toBe(2)
+    expect(client.attributes['gen_ai.usage.output_tokens']).toBe(2)
     expect(server.attributes['http.response.status_code']).toBe(200)
   })
 

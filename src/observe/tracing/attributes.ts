@@ -39,42 +39,35 @@ export function operationOf(path: string): string {
   return 'chat'
 }
 
+/** Upstream host and port by base URL: parsed once, not per attempt. */
+const addresses = new Map<string, { host: string; port: number } | null>()
+
 /** The upstream's host and port, from its base URL (never the URL itself: it can carry a credential). */
 function upstreamAddress(baseUrl: string | null): Attributes {
   if (baseUrl === null) return {}
-  try {
-    const url = new URL(baseUrl)
-    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
-    return { [ATTR_SERVER_ADDRESS]: url.hostname, [ATTR_SERVER_PORT]: port }
-  } catch {
-    return {}
+  let address = addresses.get(baseUrl)
+  if (address === undefined) {
+    const url = URL.parse(baseUrl)
+    address = url === null ? null : { host: url.hostname, port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) }
+    addresses.set(baseUrl, address)
   }
-}
-
-/** Who asked, as every span of the request says it. */
-function callerAttributes(record: RequestRecord): Attributes {
-  const attributes: Attributes = {}
-  if (record.alias !== undefined) attributes['chatgate.alias'] = record.alias
-  if (record.keyPrefix !== undefined) attributes['chatgate.key_prefix'] = record.keyPrefix
-  if (record.tier !== undefined) attributes['chatgate.tier'] = record.tier
-  return attributes
+  return address === null ? {} : { [ATTR_SERVER_ADDRESS]: address.host, [ATTR_SERVER_PORT]: address.port }
 }
 
 /** A client span's attributes as its attempt starts. */
 export function attemptAttributes(record: RequestRecord, target: Target, attempt: number): Attributes {
-  return {
-    [GEN_AI.operation]: operationOf(record.path),
-    [GEN_AI.provider]: PROVIDERS[target.upstream.kind] ?? `chatgate.${target.upstream.kind}`,
-    [GEN_AI.requestModel]: target.model,
-    ...upstreamAddress(target.upstream.baseUrl),
-    ...callerAttributes(record),
-    'chatgate.upstream': target.upstream.name,
-    'chatgate.attempt': attempt,
-  }
+  const attributes = upstreamAddress(target.upstream.baseUrl)
+  attributes[GEN_AI.operation] = operationOf(record.path)
+  attributes[GEN_AI.provider] = PROVIDERS[target.upstream.kind] ?? `chatgate.${target.upstream.kind}`
+  attributes[GEN_AI.requestModel] = target.model
+  if (record.alias !== undefined) attributes['chatgate.alias'] = record.alias
+  attributes['chatgate.upstream'] = target.upstream.name
+  attributes['chatgate.attempt'] = attempt
+  return attributes
 }
 
-/** What the answer was: on the attempt that gave it, and on the server span. */
-export function outcomeAttributes(record: RequestRecord): Attributes {
+/** What the upstream answered: on the client span of the attempt that gave the answer. */
+export function answerAttributes(record: RequestRecord): Attributes {
   const attributes: Attributes = {}
   if (record.upstreamModel !== undefined) attributes[GEN_AI.responseModel] = record.upstreamModel
   if (record.responseId !== undefined) attributes[GEN_AI.responseId] = record.responseId
@@ -82,23 +75,24 @@ export function outcomeAttributes(record: RequestRecord): Attributes {
   if (record.promptTokens !== undefined) attributes[GEN_AI.inputTokens] = record.promptTokens
   if (record.completionTokens !== undefined) attributes[GEN_AI.outputTokens] = record.completionTokens
   if (record.costNanos !== undefined) attributes['chatgate.cost_usd'] = record.costNanos / 1e9
-  if (record.usageEstimated) attributes['chatgate.usage_estimated'] = true
-  if (record.cache !== undefined) attributes['chatgate.cache'] = record.cache
-  if (record.cacheSavedNanos !== undefined) attributes['chatgate.cache_saved_usd'] = record.cacheSavedNanos / 1e9
   return attributes
 }
 
-/** The server span's attributes, once the request is finished. */
+/** The server span's attributes once the request is finished: who asked, for what, how it went, what it cost. */
 export function requestAttributes(record: RequestRecord, captureContent: boolean): Attributes {
-  const attributes: Attributes = { ...callerAttributes(record), ...outcomeAttributes(record) }
-  if (record.alias !== undefined) {
-    attributes[GEN_AI.operation] = operationOf(record.path)
-    attributes[GEN_AI.requestModel] = record.alias
-  }
+  const attributes: Attributes = {}
   if (record.api !== undefined) attributes['chatgate.api'] = record.api
+  if (record.alias !== undefined) attributes['chatgate.alias'] = record.alias
+  if (record.keyPrefix !== undefined) attributes['chatgate.key_prefix'] = record.keyPrefix
+  if (record.tier !== undefined) attributes['chatgate.tier'] = record.tier
   if (record.upstream !== undefined) attributes['chatgate.upstream'] = record.upstream
   if (record.attempts !== undefined) attributes['chatgate.attempts'] = record.attempts
+  if (record.costNanos !== undefined) attributes['chatgate.cost_usd'] = record.costNanos / 1e9
+  if (record.usageEstimated) attributes['chatgate.usage_estimated'] = true
+  if (record.cache !== undefined) attributes['chatgate.cache'] = record.cache
+  if (record.cacheSavedNanos !== undefined) attributes['chatgate.cache_saved_usd'] = record.cacheSavedNanos / 1e9
   if (record.dropped !== undefined && record.dropped.length > 0) attributes['chatgate.dropped_fields'] = record.dropped
+  if (record.ttfbMs !== undefined) attributes[GEN_AI.timeToFirstChunk] = record.ttfbMs / 1000
   if (captureContent && record.messages !== undefined) attributes[GEN_AI.inputMessages] = JSON.stringify(record.messages)
   return attributes
 }

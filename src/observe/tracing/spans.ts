@@ -20,7 +20,7 @@ import {
 import type { GatewayError } from '../../errors'
 import type { Target } from '../../routing/table'
 import type { RequestRecord } from '../request-record'
-import { attemptAttributes, GEN_AI, outcomeAttributes, requestAttributes } from './attributes'
+import { answerAttributes, attemptAttributes, GEN_AI, requestAttributes } from './attributes'
 import { traceRequest } from './registry'
 import type { AttemptEnd, AttemptSpan, Tracing } from './types'
 
@@ -135,19 +135,17 @@ export class RequestTracer implements Tracing {
     }
     server.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status)
     server.setAttributes(requestAttributes(record, this.captureContent))
-    const streamed = record.ttfbMs !== undefined
-    if (streamed) server.setAttribute(GEN_AI.timeToFirstChunk, record.ttfbMs! / 1000)
     if (error) server.setAttribute(ATTR_ERROR_TYPE, errorTypeOf(error))
     // A server span is an error when the gateway or its upstreams failed; a 4xx is the caller's (HTTP conventions).
     if (status >= 500) server.setStatus({ code: SpanStatusCode.ERROR, ...(error ? { message: error.message } : {}) })
-    for (const attempt of spans.open) this.endAnswered(record, attempt, streamed)
+    for (const attempt of spans.open) this.endAnswered(record, attempt, record.ttfbMs !== undefined)
     server.end()
   }
 
   /** Ends the attempt that answered, with what the request learnt of its answer. */
   private endAnswered(record: RequestRecord, attempt: Attempt, streamed: boolean): void {
     const { span } = attempt
-    span.setAttributes(outcomeAttributes(record))
+    span.setAttributes(answerAttributes(record))
     if (streamed && attempt.answeredAt !== undefined) {
       span.setAttribute(GEN_AI.timeToFirstChunk, (attempt.answeredAt - attempt.startedAt) / 1000)
       span.addEvent('gen_ai.first_chunk', attempt.answeredAt)
