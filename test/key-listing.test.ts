@@ -129,7 +129,7 @@ describe('the key listing scales: 50,000 keys answer like 50', () => {
     // Every seeded key once; of the keys made during the walk, some (those after the cursor) or none, never twice.
     expect(seen.size).toBe(MANY + createdSeen)
     expect(pages).toBeGreaterThanOrEqual(MANY / MAX_KEY_PAGE)
-  })
+  }, 120_000)
 
   test('q finds a key among 50,000 by a fragment of its name, its prefix or its id, in any case', async () => {
     const byName = await page(many, `?q=${seededName(31_415).toUpperCase()}`)
