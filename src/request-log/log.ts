@@ -106,12 +106,13 @@ export class RequestLog {
     const uid = earlier?.uid ?? this.tag + (++this.count).toString(36).padStart(8, '0')
     this.recorded.set(record, { uid, status })
     const at = this.options.now()
-    return logRowOf(uid, at, loggedRequest(record, status, error, at, this.bodiesOf(settings, record, status)))
+    return logRowOf(uid, at, loggedRequest(record, status, error, at, this.bodiesOf(settings, record, status >= 400 || error !== undefined)))
   }
 
-  private bodiesOf(settings: RequestLogSettings, record: RequestRecord, status: number): KeptBodies | null {
+  /** `failed`: refused, or a stream that broke or whose caller left. */
+  private bodiesOf(settings: RequestLogSettings, record: RequestRecord, failed: boolean): KeptBodies | null {
     const mode = this.modeOf(settings, record.tier)
-    if (mode === 'off' || (mode === 'errors' && status < 400)) return null
+    if (mode === 'off' || (mode === 'errors' && !failed)) return null
     if (this.paths.source !== settings.redact) this.paths = { source: settings.redact, split: redactPaths(settings.redact) }
     const keep = (text: string | undefined, paths: string[][]) => (text === undefined ? null : cutBody(redactBody(text, paths), settings.maxBodyBytes))
     return { request: keep(record.requestBody, this.paths.split), response: keep(record.responseBody, []) }
