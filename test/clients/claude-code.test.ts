@@ -38,7 +38,17 @@ import { waitFor } from '../support/wait'
 import { AZURE_CHAT_MARKER } from '../support/fakes/azure'
 import { BEDROCK_MARKER } from '../support/fakes/bedrock'
 import { GEMINI_MARKER } from '../support/fakes/gemini'
-import { ALIASES, type ClientsGateway, docBlock, docPage, DOCS_GATEWAY_URL, NO_RESPONSES_REQUESTS, startClientsGateway, VERTEX_CLAUDE_MARKER } from './harness'
+import {
+  ALIASES,
+  type ClientsGateway,
+  docBlock,
+  docPage,
+  DOCS_GATEWAY_URL,
+  FAKE_ANTHROPIC_KEY,
+  NO_RESPONSES_REQUESTS,
+  startClientsGateway,
+  VERTEX_CLAUDE_MARKER,
+} from './harness'
 import { clientMatrix, matrixCheck, type TargetKind } from './matrix'
 
 setDefaultTimeout(TEST_MS)
@@ -211,66 +221,79 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
   const auths: Auth[] = ['bearer', 'x-api-key']
   /** A test body, recorded as the matrix's cell for the Bearer runs (the key's header is the gateway's business, not the upstream's). */
   const cellFor = (row: string, column: TargetKind, auth: Auth, fn: () => Promise<void>) => (auth === 'bearer' ? matrix.cell(row, column, fn) : fn)
+  /**
+   * The key as x-api-key is tried where its header could matter: on the mock (the gateway's own check)
+   * and an Anthropic upstream's prompt (a passthrough, which must put the upstream's key in its place);
+   * elsewhere the Bearer run stands for both, each Claude Code run costing a second or two of CPU.
+   */
+  const tried = (auth: Auth, column: TargetKind, row: string) => auth === 'bearer' || column === 'mock' || (column === 'anthropic' && row === 'prompt')
 
   for (const { kind, alias, column } of upstreams) {
     for (const auth of auths) {
-      sideBySide(
-        `${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`,
-        cellFor('prompt', column, auth, async () => {
-          const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], auth)
-          const expected = alias === ALIASES.mock ? 'chatgate-prompt-marker' : alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
-          expectSuccess(run, expected)
-          if (alias === ALIASES.anthropic) expect(sentBy(cg.anthropic.messageCalls(), run).length).toBeGreaterThan(0)
-          if (alias === ALIASES.openai) expect(sentBy(cg.openai.chatCalls(), run).length).toBeGreaterThan(0)
-        }),
-      )
+      if (tried(auth, column, 'prompt'))
+        sideBySide(
+          `${kind} (${alias}), key as ${auth}: a prompt without tools completes and its answer is printed`,
+          cellFor('prompt', column, auth, async () => {
+            const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], auth)
+            const expected = alias === ALIASES.mock ? 'chatgate-prompt-marker' : alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
+            expectSuccess(run, expected)
+            if (alias === ALIASES.anthropic) {
+              const sent = sentBy(cg.anthropic.messageCalls(), run)
+              expect(sent.length).toBeGreaterThan(0)
+              // Whichever header carried the gateway key, the upstream got its own key in x-api-key, and nothing of the gateway's.
+              expect(sent.every((call) => call.headers.get('x-api-key') === FAKE_ANTHROPIC_KEY && call.headers.get('authorization') === null)).toBe(true)
+            }
+            if (alias === ALIASES.openai) expect(sentBy(cg.openai.chatCalls(), run).length).toBeGreaterThan(0)
+          }),
+        )
 
-      sideBySide(
-        `${kind} (${alias}), key as ${auth}: a tool loop: the model calls Bash, Claude Code runs it, sends the result, prints the final text`,
-        cellFor('tool-loop', column, auth, async () => {
-          if (alias === ALIASES.mock) {
-            // The mock calls a tool when a user text holds [[tool:NAME {args}]], then echoes once the result is back.
-            const prompt = `[[tool:Bash {"command":"${TOOL_COMMAND}","description":"Print a marker"}]] chatgate-mock-final`
-            const run = await claude(['-p', prompt, '--model', alias, '--allowedTools', ALLOWED, '--output-format', 'stream-json', '--verbose'], auth)
-            const events = run.stdout
-              .split('\n')
-              .filter((line) => line.startsWith('{'))
-              .map((line) => JSON.parse(line) as Record<string, any>)
-            const uses = events.flatMap((e) => (e.type === 'assistant' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_use')
-            const results = events.flatMap((e) => (e.type === 'user' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_result')
-            const result = events.find((e) => e.type === 'result')
-            const ok =
-              uses.some((b: any) => b.name === 'Bash' && b.input?.command === TOOL_COMMAND) &&
-              results.some((b: any) => JSON.stringify(b.content).includes(TOOL_OUTPUT) && b.is_error !== true) &&
-              result?.is_error === false &&
-              String(result?.result).includes('chatgate-mock-final')
-            if (!ok) throw new Error(`the mock's tool loop did not complete:\n${explain(run)}`)
-            return
-          }
-          const fake = alias === ALIASES.anthropic ? cg.anthropic : cg.openai
-          const run = await claude(['-p', 'Run the marker command and tell me what it printed', '--model', alias, '--allowedTools', ALLOWED], auth)
-          const marker = alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
-          // The fake's final text quotes the tool result it got back: the command ran and its output made the round trip.
-          expectSuccess(run, marker, `(the tool said: ${TOOL_OUTPUT})`)
-          const sent = sentBy(fake.calls, run)
-          const followUp = sent.find((call) => call.text.includes(TOOL_OUTPUT))
-          if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
-          // Claude Code thinks adaptively: the thinking of the tool-call turn went back with the call, unchanged.
-          const assistant = (followUp.body.messages as { role: string; content: any; reasoning_content?: string; tool_calls?: { id: string }[] }[]).findLast(
-            (m) => m.role === 'assistant',
-          )!
-          if (alias === ALIASES.anthropic) {
-            expect(assistant.content[0].type).toBe('thinking')
-            expect(assistant.content[0].signature).toStartWith('fakesig_a_')
-          } else {
-            // The completion that made this tool call (the fake numbers its tool call ids).
-            const called = cg.openai.completions.findLast((c) =>
-              c.choices[0].message.tool_calls?.some((t: { id: string }) => assistant.tool_calls?.some((a) => a.id === t.id)),
-            )
-            expect(assistant.reasoning_content).toBe(called.choices[0].message.reasoning_content)
-          }
-        }),
-      )
+      if (tried(auth, column, 'tool-loop'))
+        sideBySide(
+          `${kind} (${alias}), key as ${auth}: a tool loop: the model calls Bash, Claude Code runs it, sends the result, prints the final text`,
+          cellFor('tool-loop', column, auth, async () => {
+            if (alias === ALIASES.mock) {
+              // The mock calls a tool when a user text holds [[tool:NAME {args}]], then echoes once the result is back.
+              const prompt = `[[tool:Bash {"command":"${TOOL_COMMAND}","description":"Print a marker"}]] chatgate-mock-final`
+              const run = await claude(['-p', prompt, '--model', alias, '--allowedTools', ALLOWED, '--output-format', 'stream-json', '--verbose'], auth)
+              const events = run.stdout
+                .split('\n')
+                .filter((line) => line.startsWith('{'))
+                .map((line) => JSON.parse(line) as Record<string, any>)
+              const uses = events.flatMap((e) => (e.type === 'assistant' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_use')
+              const results = events.flatMap((e) => (e.type === 'user' ? (e.message?.content ?? []) : [])).filter((b: any) => b.type === 'tool_result')
+              const result = events.find((e) => e.type === 'result')
+              const ok =
+                uses.some((b: any) => b.name === 'Bash' && b.input?.command === TOOL_COMMAND) &&
+                results.some((b: any) => JSON.stringify(b.content).includes(TOOL_OUTPUT) && b.is_error !== true) &&
+                result?.is_error === false &&
+                String(result?.result).includes('chatgate-mock-final')
+              if (!ok) throw new Error(`the mock's tool loop did not complete:\n${explain(run)}`)
+              return
+            }
+            const fake = alias === ALIASES.anthropic ? cg.anthropic : cg.openai
+            const run = await claude(['-p', 'Run the marker command and tell me what it printed', '--model', alias, '--allowedTools', ALLOWED], auth)
+            const marker = alias === ALIASES.anthropic ? ANTHROPIC_MARKER : OPENAI_MARKER
+            // The fake's final text quotes the tool result it got back: the command ran and its output made the round trip.
+            expectSuccess(run, marker, `(the tool said: ${TOOL_OUTPUT})`)
+            const sent = sentBy(fake.calls, run)
+            const followUp = sent.find((call) => call.text.includes(TOOL_OUTPUT))
+            if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
+            // Claude Code thinks adaptively: the thinking of the tool-call turn went back with the call, unchanged.
+            const assistant = (followUp.body.messages as { role: string; content: any; reasoning_content?: string; tool_calls?: { id: string }[] }[]).findLast(
+              (m) => m.role === 'assistant',
+            )!
+            if (alias === ALIASES.anthropic) {
+              expect(assistant.content[0].type).toBe('thinking')
+              expect(assistant.content[0].signature).toStartWith('fakesig_a_')
+            } else {
+              // The completion that made this tool call (the fake numbers its tool call ids).
+              const called = cg.openai.completions.findLast((c) =>
+                c.choices[0].message.tool_calls?.some((t: { id: string }) => assistant.tool_calls?.some((a) => a.id === t.id)),
+              )
+              expect(assistant.reasoning_content).toBe(called.choices[0].message.reasoning_content)
+            }
+          }),
+        )
     }
   }
 
@@ -331,29 +354,44 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     },
   ]
 
+  /** The exception docs/clients/README.md names. */
+  const GEMINI_LAST_BLOCK =
+    'a Gemini text answer’s thought signature streams after the text, as a thinking block after the text block, and `claude -p` prints the last block'
+  const knownFailure = (column: TargetKind) => (column === 'gemini' ? GEMINI_LAST_BLOCK : undefined)
+
   for (const { column, alias, marker, calls, thinkingBack } of clouds) {
     sideBySide(
       `${column} (${alias}): a prompt without tools completes and its answer is printed`,
-      matrix.cell('prompt', column, async () => {
-        const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], 'bearer')
-        expectSuccess(run, marker)
-        expect(sentBy(calls(), run).length).toBeGreaterThan(0)
-      }),
+      matrix.cell(
+        'prompt',
+        column,
+        async () => {
+          const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], 'bearer')
+          expectSuccess(run, marker)
+          expect(sentBy(calls(), run).length).toBeGreaterThan(0)
+        },
+        knownFailure(column),
+      ),
     )
 
     sideBySide(
       `${column} (${alias}): a tool loop with thinking: the model calls Bash, Claude Code runs it, the call's thinking goes back with the result`,
-      matrix.cell('tool-loop', column, async () => {
-        const run = await claude(
-          // `[[call:Bash]]`: the Bedrock and Gemini fakes call the tool it names (Claude Code offers a placeholder tool first).
-          ['-p', 'Run the marker command and tell me what it printed [[call:Bash]]', '--model', alias, '--tools', 'Bash', '--allowedTools', ALLOWED],
-          'bearer',
-        )
-        expectSuccess(run, marker, TOOL_OUTPUT)
-        const followUp = sentBy(calls(), run).find((call) => call.text.includes(TOOL_OUTPUT))
-        if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
-        thinkingBack(followUp)
-      }),
+      matrix.cell(
+        'tool-loop',
+        column,
+        async () => {
+          const run = await claude(
+            // `[[call:Bash]]`: the Bedrock and Gemini fakes call the tool it names (Claude Code offers a placeholder tool first).
+            ['-p', 'Run the marker command and tell me what it printed [[call:Bash]]', '--model', alias, '--tools', 'Bash', '--allowedTools', ALLOWED],
+            'bearer',
+          )
+          expectSuccess(run, marker, TOOL_OUTPUT)
+          const followUp = sentBy(calls(), run).find((call) => call.text.includes(TOOL_OUTPUT))
+          if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
+          thinkingBack(followUp)
+        },
+        knownFailure(column),
+      ),
     )
   }
 

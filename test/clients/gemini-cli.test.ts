@@ -27,7 +27,8 @@ import { GEMINI_MARKER } from '../support/fakes/gemini'
 import { ROOT } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { GEMINI_ALIAS, type GeminiClientsGateway, startGeminiClientsGateway } from '../gemini-inbound/clients'
-import { ALIASES, docBlock, docPage, DOCS_GATEWAY_URL } from './harness'
+import { ALIASES, docBlock, docPage, DOCS_GATEWAY_URL, GEMINI_API_TARGETS, NO_RESPONSES_REQUESTS, toolInputEverywhere } from './harness'
+import { clientMatrix, matrixCheck } from './matrix'
 import { type Tap, tcpTap } from './tap'
 
 setDefaultTimeout(TEST_MS)
@@ -65,6 +66,16 @@ function pageEnv(url: string, key: string): Record<string, string> {
  */
 const GUARD_SETTINGS = { tools: { core: ['read_file'] } }
 
+const matrix = clientMatrix({
+  id: 'gemini-cli',
+  order: 70,
+  name: `Gemini CLI ${GEMINI_CLI_VERSION} (the Gemini API)`,
+  page: 'clients/gemini-cli.md',
+  test: 'test/clients/gemini-cli.test.ts',
+  rows: [{ id: 'tool-loop', label: '`gemini -p`: a tool loop (`read_file`) to the final answer, streamed, thinking on' }],
+  notApplicable: [NO_RESPONSES_REQUESTS],
+})
+
 interface Run {
   code: number | null
   stdout: string
@@ -80,7 +91,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
   const toolInput = (name: string) => (name === 'read_file' ? { file_path: MARKER_FILE } : {})
 
   setup(async () => {
-    gg = await startGeminiClientsGateway({ gemini: { toolInput }, anthropic: { toolInput } })
+    gg = await startGeminiClientsGateway(toolInputEverywhere(toolInput))
     tap = tcpTap(gg.url)
   })
   teardown(async () => {
@@ -149,7 +160,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
 
   test(
     'the mock (local/echo): a prompt, and a tool loop driven by a [[tool:...]] directive',
-    async () => {
+    matrix.cell('tool-loop', 'mock', async () => {
       const prompt = await gemini(['-p', 'Say hello: chatgate-prompt-marker', '-m', ALIASES.mock])
       expectAnswer(prompt, 'chatgate-prompt-marker')
       const loop = await gemini(['-p', `[[tool:read_file {"file_path":"${MARKER_FILE}"}]] chatgate-mock-final`, '-m', ALIASES.mock])
@@ -157,13 +168,13 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
       const followUp = loopRequests()[1]!
       const response = followUp.json.contents.at(-1).parts[0].functionResponse
       expect(response).toMatchObject({ id: 'call_mock_1', name: 'read_file', response: { output: `${TOOL_OUTPUT}\n` } })
-    },
+    }),
     2 * RUN_MS,
   )
 
   test(
     `a Gemini alias (${GEMINI_ALIAS}, passed through): a tool loop; the upstream got Gemini CLI's bodies byte for byte, signatures included`,
-    async () => {
+    matrix.cell('tool-loop', 'gemini', async () => {
       const sent = gg.gemini.generateCalls().length
       const run = await gemini(['-p', 'What does marker.txt say?', '-m', GEMINI_ALIAS])
       expectAnswer(run, GEMINI_MARKER, TOOL_OUTPUT)
@@ -172,13 +183,13 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
       for (const call of calls) expect(tap.requests.some((r) => r.body.toString() === call.text)).toBe(true)
       // The signature the fake gave its call came back on it (the fake refuses the turn otherwise).
       expect(gg.gemini.model.returned.size).toBeGreaterThan(0)
-    },
+    }),
     RUN_MS,
   )
 
   test(
     `an Anthropic alias (${ALIASES.anthropic}, translated), thinking by the page's preset: a tool loop; the signed thinking made the round trip`,
-    async () => {
+    matrix.cell('tool-loop', 'anthropic', async () => {
       const sent = gg.anthropic.messageCalls().length
       const thinking = JSON.parse(docBlock(PAGE, 'json', 'thinking')) as Record<string, unknown>
       const run = await gemini(['-p', '[[call:read_file]] What does marker.txt say?', '-m', ALIASES.anthropic], gg.key, thinking)
@@ -195,9 +206,22 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
       expect(assistant.content.map((b: { type: string }) => b.type)).toEqual(['thinking', 'tool_use'])
       expect(assistant.content[0].signature).toStartWith('fakesig_a_')
       expect(followUp.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', content: `${TOOL_OUTPUT}\n` })
-    },
+    }),
     RUN_MS,
   )
+
+  // The other kinds, with the page's thinking preset: Claude on Bedrock refuses a tool turn sent back without its signed thinking.
+  for (const { kind, alias, marker } of GEMINI_API_TARGETS.filter((t) => !['mock', 'gemini', 'anthropic'].includes(t.kind))) {
+    test(
+      `${kind} (${alias}): a tool loop to the final answer`,
+      matrix.cell('tool-loop', kind, async () => {
+        const thinking = JSON.parse(docBlock(PAGE, 'json', 'thinking')) as Record<string, unknown>
+        const run = await gemini(['-p', '[[call:read_file]] What does marker.txt say?', '-m', alias], gg.key, thinking)
+        expectAnswer(run, marker!, TOOL_OUTPUT)
+      }),
+      RUN_MS,
+    )
+  }
 
   test(
     "a wrong key and an unknown model: the errors the page's troubleshooting quotes",
@@ -258,4 +282,6 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
     const attempts = existsSync(trapFile) ? readFileSync(trapFile, 'utf8').trim().split('\n').filter(Boolean) : []
     expect(attempts).toEqual([])
   })
+
+  matrixCheck()
 })

@@ -122,20 +122,25 @@ async function recordNow(client: Omit<ClientResults, 'cells'>, cell: Cell): Prom
 
 /**
  * A client's part of the matrix. `cell(row, target, fn)` is a test body: it runs `fn`, records
- * its outcome, and fails as `fn` failed.
+ * its outcome, and fails as `fn` failed. A cell known to fail (`knownFailure`: why, as
+ * docs/clients/README.md names the exception) records its failure and passes, so the suite stays
+ * green while the page shows it; once it works, it fails, to have the exception removed.
  */
 export function clientMatrix(client: Omit<ClientResults, 'cells'>) {
   return {
-    cell(row: string, target: TargetKind, fn: () => Promise<unknown> | unknown): () => Promise<void> {
+    cell(row: string, target: TargetKind, fn: () => Promise<unknown> | unknown, knownFailure?: string): () => Promise<void> {
       if (!client.rows.some((r) => r.id === row)) throw new Error(`${client.id}: no row "${row}" declared`)
       return async () => {
         try {
           await fn()
         } catch (error) {
           await record(client, { row, target, outcome: 'fails', detail: failureDetail(error) })
-          throw error
+          if (knownFailure === undefined) throw error
+          return
         }
         await record(client, { row, target, outcome: 'works' })
+        if (knownFailure !== undefined)
+          throw new Error(`this cell was known to fail (${knownFailure}) and works now: drop its knownFailure and the exception in docs/clients/README.md`)
       }
     },
   }
