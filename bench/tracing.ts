@@ -10,7 +10,7 @@
  * own database, with its own key) and gives their targets; `describeTracing(summary)` gives the
  * report's lines and checks.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -123,6 +123,14 @@ base_url = "http://127.0.0.1:${mockPort}/v1"
 targets = [{ upstream = "mock", model = "bench-model" }]
 `
 
+/** CPU seconds a process has used (user and system), from /proc: unlike throughput, not skewed by other load on the machine. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+}
+const CLOCK_TICKS = 100
+
 /** The scenario alone: its own mock, the pair of gateways, off and on taking turns in each run; medians. */
 async function main(runs: number, seconds: number): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-tracing-config-'))
@@ -132,7 +140,7 @@ async function main(runs: number, seconds: number): Promise<void> {
   const configPath = join(work, 'gateway.toml')
   writeFileSync(configPath, config(mockPort))
   const pair = await startTracingTargets(configPath, {}, 'bench/fast')
-  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number }[]>> = {}
+  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number; cpuUs: number }[]>> = {}
   for (let run = 1; run <= runs; run++) {
     for (const scenario of TRACING_SCENARIOS) {
       const stream = scenario.startsWith('stream')
@@ -144,9 +152,13 @@ async function main(runs: number, seconds: number): Promise<void> {
         })
         const url = `${target.url}/v1/chat/completions`
         await wrk(url, 32, 2, body, target.headers)
+        const cpuBefore = cpuSeconds(target.pid)
         const result = await wrk(url, 32, seconds, body, target.headers)
-        ;((samples[scenario] ??= {})[target.name] ??= []).push(result)
-        console.error(`run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, errors ${result.errors}`)
+        const cpuUs = ((cpuSeconds(target.pid) - cpuBefore) / result.requests) * 1e6
+        ;((samples[scenario] ??= {})[target.name] ??= []).push({ ...result, cpuUs })
+        console.error(
+          `run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, ${cpuUs.toFixed(0)} µs of gateway CPU per request, errors ${result.errors}`,
+        )
       }
     }
   }
@@ -162,6 +174,10 @@ async function main(runs: number, seconds: number): Promise<void> {
     }
   }
   const { lines, checks } = describeTracing(summary, pair.receiver)
+  for (const [scenario, byTarget] of Object.entries(samples)) {
+    const cpu = (name: string) => median(byTarget[name]!.map((r) => r.cpuUs))
+    lines.push(`tracing ${scenario}: gateway CPU per request, on ${cpu(TRACING_ON).toFixed(0)} µs, off ${cpu(TRACING_OFF).toFixed(0)} µs`)
+  }
   console.log([...lines, ...checks.map(([name, ok]) => `${ok ? 'PASS' : 'MISS'}  ${name}`)].join('\n'))
   await pair.dispose()
   mock.kill('SIGTERM')
