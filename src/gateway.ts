@@ -175,7 +175,7 @@ function openRequestLog(env: GatewayEnv, stores: Stores, shared: SharedLimits | 
   const requestLog = new RequestLog({
     settings: () => gateway().configFile.requestLog,
     store: stores.requestLog,
-    journal: RequestJournal.open(stores.journalBase ?? localBase(env, 'usage')),
+    journal: RequestJournal.open(stores.journalBase ?? localBase(env, 'usage'), stores.requestLog),
     shared: shared?.requestLog ?? null,
     now: () => gateway().now(),
     onLost: lostRecordWarning(log),

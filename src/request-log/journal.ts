@@ -1,6 +1,6 @@
 import { AppendLog, batchLine, foldOtherJournals, listJournalFiles, readBatches } from '../journal/append-log'
 import type { LogRow } from './entry'
-import type { RequestLogStore } from './store'
+import type { RequestLogStore, RequestWriter } from './store'
 
 /** The journals' kind: `<database>.requests-<id>.log`. */
 const KIND = 'requests'
@@ -22,25 +22,51 @@ export function rowsOf(payload: unknown): LogRow[] {
 /** Rows as one batch's JSON payload (the journal's, and the Redis stream's). */
 export const payloadOf = (rows: LogRow[]): string => `[${rows.map(lineOf).join(',')}]`
 
+/** Writes batches on this thread: their rows wait in memory until a flush puts them in the store. */
+export function inThreadWriter(store: RequestLogStore): RequestWriter {
+  let pending: LogRow[] = []
+  let seq = 0
+  return {
+    add(added, _, rows) {
+      for (const row of rows) pending.push(row)
+      seq = added
+    },
+    async flush() {
+      const rows = pending
+      const upTo = seq
+      pending = []
+      try {
+        await store.put(rows)
+      } catch (error) {
+        pending = rows.concat(pending)
+        throw error
+      }
+      return upTo
+    },
+    close() {},
+  }
+}
+
 /**
  * This process's request log journal: rows appended here (journal/append-log.ts) are durable once
- * `append` returned, and wait in memory until they are folded into the store, every second and
- * before every read. Rows carry their own unique id, so folding a journal twice (a process killed
- * between the store's commit and emptying its file) writes nothing twice. Without a file (an
- * in-memory database) rows only wait in memory.
+ * `append` returned, and are written into the store by its writer (on a thread of its own for a
+ * SQLite file), every second and before every read; the file is emptied once all it holds is
+ * written. Rows carry their own unique id, so writing a journal twice (a process killed between the
+ * store's commit and emptying its file) stores nothing twice. Without a file (an in-memory database)
+ * rows only wait in the writer.
  */
 export class RequestJournal {
-  private pending: LogRow[] = []
   private seq = 0
 
   private constructor(
     private readonly file: AppendLog | null,
     private readonly base: string | null,
+    private readonly writer: RequestWriter,
   ) {}
 
-  /** This process's journal beside `base` (the database file, or the local data folder); null: memory only. */
-  static open(base: string | null): RequestJournal {
-    return new RequestJournal(base === null ? null : AppendLog.create(base, KIND), base)
+  /** This process's journal beside `base` (the database file, or the local data folder; null: memory only), written into `store`. */
+  static open(base: string | null, store: RequestLogStore): RequestJournal {
+    return new RequestJournal(base === null ? null : AppendLog.create(base, KIND), base, store.writer?.() ?? inThreadWriter(store))
   }
 
   get id(): string | null {
@@ -49,22 +75,16 @@ export class RequestJournal {
 
   /** Appends rows in one write; they are durable when this returns. Throws when the write failed (nothing of it is kept). */
   append(rows: LogRow[]): void {
-    this.file?.append(batchLine(++this.seq, payloadOf(rows)))
-    for (const row of rows) this.pending.push(row)
+    const payload = payloadOf(rows)
+    this.file?.append(batchLine(this.seq + 1, payload))
+    this.writer.add(++this.seq, payload, rows)
   }
 
   /** Writes what waits into the store, and empties the file when nothing came meanwhile. A failed write keeps it all for the next fold. */
-  async fold(store: RequestLogStore): Promise<void> {
-    if (this.pending.length === 0) return
-    const rows = this.pending
-    this.pending = []
-    try {
-      await store.put(rows)
-    } catch (error) {
-      this.pending = rows.concat(this.pending)
-      throw error
-    }
-    if (this.pending.length === 0) this.file?.truncate()
+  async fold(): Promise<void> {
+    const written = await this.writer.flush()
+    // Batches appended while the store wrote are past `written`: the file is emptied only when there are none.
+    if (written === this.seq) this.file?.truncate()
   }
 
   /**
@@ -75,8 +95,9 @@ export class RequestJournal {
     return foldOthers(store, this.base, this.id, live)
   }
 
-  /** Deletes the file, once everything in it is folded. */
+  /** Deletes the file, once everything in it is folded, and stops the writer. */
   remove(): void {
+    this.writer.close()
     this.file?.remove()
   }
 }

@@ -146,7 +146,7 @@ export class RequestLog {
 
   private async foldOnce(): Promise<void> {
     const { journal, shared, store } = this.options
-    await journal.fold(store)
+    await journal.fold()
     // Records of processes killed beside the same files: at the first read after a restart already.
     await journal.foldOthers(store, 'skip')
     await shared?.fold(store)

@@ -37,7 +37,22 @@ export interface RequestQuery {
   after?: Cursor
 }
 
+/**
+ * Writes a journal's batches into a store: on this thread (the rows wait in memory until `flush`),
+ * or on a thread of the store's own (SQLite: see src/storage/sqlite/request-log-writer.ts), so the
+ * event loop never holds a transaction of thousands of rows.
+ */
+export interface RequestWriter {
+  /** Batch `seq` was appended: its rows, and their JSON as the journal holds it (`payloadOf`). */
+  add(seq: number, payload: string, rows: LogRow[]): void
+  /** Writes every batch added so far; resolves with the last `seq` written. Rejects when the store failed (nothing is lost: retried at the next flush). */
+  flush(): Promise<number>
+  close(): void
+}
+
 export interface RequestLogStore {
+  /** A writer on a thread of its own, when the store has one (a SQLite file); else batches are written on this thread. */
+  writer?(): RequestWriter
   /** Writes rows; a row whose uid is there already replaces it (a record corrected, or a journal folded twice). */
   put(rows: LogRow[]): Promise<void>
   /** Up to `query.limit` rows matching it, newest first (end time, then uid), after its cursor. */

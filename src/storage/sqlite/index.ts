@@ -20,7 +20,7 @@ export function openSqliteStores(path: string): Stores {
     usageReads: new SqliteUsageReads(database.db),
     quotaBaseline: sqliteQuotaBaseline(database.db),
     conversations: new SqliteConversationStore(database.db),
-    requestLog: new SqliteRequestLogStore(database.db),
+    requestLog: new SqliteRequestLogStore(database.db, database.path),
     journalBase: database.path,
     changes: null,
     ping: async () => void ping.get(),

@@ -1,0 +1,56 @@
+import type { RequestWriter } from '../../request-log/store'
+
+/** What the main thread tells the worker (request-log-worker.ts). */
+export type WriterMessage = { open: string } | { seq: number; payload: string } | { flush: number }
+/** What the worker answers a flush: the last batch written, or why the write failed. */
+export type WriterReply = { flushed: number; seq: number } | { flushed: number; error: string }
+
+/**
+ * A request journal's writer on a thread of its own, with its own connection to the database file:
+ * the event loop only hands it each batch's JSON (the text already made for the journal), and never
+ * runs the transaction that writes thousands of rows. The worker writes what it has every 200 ms and
+ * at each flush; it holds nothing the journal file does not, so a process killed with rows still in
+ * the worker loses none of them (the next process folds the file).
+ */
+export function workerWriter(path: string): RequestWriter {
+  const worker = new Worker(new URL('./request-log-worker.ts', import.meta.url).href)
+  const post = (message: WriterMessage) => worker.postMessage(message)
+  const waiting = new Map<number, { resolve(seq: number): void; reject(error: Error): void }>()
+  let failure: Error | null = null
+  let flushes = 0
+  // The worker keeps the process alive only while a flush waits on it.
+  worker.unref()
+  const settleAll = () => {
+    for (const [, waiter] of waiting) waiter.reject(failure!)
+    waiting.clear()
+  }
+  worker.onmessage = ({ data }: MessageEvent<WriterReply>) => {
+    const waiter = waiting.get(data.flushed)
+    waiting.delete(data.flushed)
+    if (waiting.size === 0) worker.unref()
+    if ('error' in data) waiter?.reject(new Error(data.error))
+    else waiter?.resolve(data.seq)
+  }
+  worker.onerror = (event) => {
+    failure = new Error(`the request log's writer thread failed: ${event.message}`)
+    settleAll()
+  }
+  post({ open: path })
+  return {
+    add: (seq, payload) => post({ seq, payload }),
+    flush() {
+      if (failure) return Promise.reject(failure)
+      const id = ++flushes
+      worker.ref()
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject })
+        post({ flush: id })
+      })
+    },
+    close() {
+      failure ??= new Error("the request log's writer was closed")
+      settleAll()
+      void worker.terminate()
+    },
+  }
+}
