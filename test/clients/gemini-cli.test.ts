@@ -26,6 +26,7 @@ import { ANTHROPIC_MARKER } from '../support/fakes/anthropic'
 import { GEMINI_MARKER } from '../support/fakes/gemini'
 import { ROOT } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
+import { limit } from '../support/limit'
 import { GEMINI_ALIAS, type GeminiClientsGateway, startGeminiClientsGateway } from '../gemini-inbound/clients'
 import { ALIASES, docBlock, docPage, DOCS_GATEWAY_URL, GEMINI_API_TARGETS, NO_RESPONSES_REQUESTS, toolInputEverywhere } from './harness'
 import { clientMatrix, matrixCheck } from './matrix'
@@ -211,15 +212,17 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, headless (gemini -p), through the ga
   )
 
   // The other kinds, with the page's thinking preset: Claude on Bedrock refuses a tool turn sent back without its signed thinking.
+  // Side by side, two at a time: each run is mostly Gemini CLI starting, one core's work.
+  const twoAtATime = limit(2)
   for (const { kind, alias, marker } of GEMINI_API_TARGETS.filter((t) => !['mock', 'gemini', 'anthropic'].includes(t.kind))) {
-    test(
+    test.concurrent(
       `${kind} (${alias}): a tool loop to the final answer`,
       matrix.cell('tool-loop', kind, async () => {
         const thinking = JSON.parse(docBlock(PAGE, 'json', 'thinking')) as Record<string, unknown>
-        const run = await gemini(['-p', '[[call:read_file]] What does marker.txt say?', '-m', alias], gg.key, thinking)
+        const run = await twoAtATime(() => gemini(['-p', '[[call:read_file]] What does marker.txt say?', '-m', alias], gg.key, thinking))
         expectAnswer(run, marker!, TOOL_OUTPUT)
       }),
-      RUN_MS,
+      2 * RUN_MS,
     )
   }
 

@@ -31,7 +31,7 @@ import { BEDROCK_MARKER, FAKE_AWS, fakeBedrock, type FakeBedrock, type FakeBedro
 import { fakeGemini, type FakeGemini, type FakeGeminiOptions, GEMINI_MARKER } from '../support/fakes/gemini'
 import { fakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, OPENAI_MARKER } from '../support/fakes/openai'
 import { fakeOpenAIResponses, type FakeOpenAIResponses, type FakeOpenAIResponsesOptions, RESPONSES_MARKER } from '../support/fakes/openai-responses'
-import { fakeVertex, type FakeVertex, type FakeVertexOptions, serviceAccountFile } from '../support/fakes/vertex'
+import { accountKeyPair, fakeVertex, type FakeVertex, type FakeVertexOptions, serviceAccountFile } from '../support/fakes/vertex'
 import type { RecordedCall } from '../support/fakes/common'
 import type { TargetKind } from './matrix'
 
@@ -116,12 +116,15 @@ export const FAKE_ANTHROPIC_KEY = 'sk-ant-fake-upstream-key'
 export const FAKE_OPENAI_KEY = 'sk-openai-fake-upstream-key'
 export const FAKE_GEMINI_KEY = 'gemini-fake-upstream-key'
 
+/** One key pair for the Vertex AI service account of every test file of this process: making one takes a while. */
+let accountKeys: ReturnType<typeof accountKeyPair> | undefined
+
 /** The cloud fakes, started beside the others; `stop` stops them all. */
 function startCloudFakes(dir: string, options: ClientsGatewayOptions) {
   const gemini = fakeGemini({ apiKey: FAKE_GEMINI_KEY, ...options.gemini })
   const vertexClaude = fakeAnthropic({ name: 'v', marker: VERTEX_CLAUDE_MARKER, ...options.vertexClaude })
   const vertex = fakeVertex({ marker: VERTEX_MARKER, name: 'v', ...options.vertex, anthropic: { url: vertexClaude.url, apiKey: 'sk-ant-fake' } })
-  const account = serviceAccountFile(dir, vertex.tokenUri)
+  const account = serviceAccountFile(dir, vertex.tokenUri, undefined, (accountKeys ??= accountKeyPair()))
   vertex.trust(account)
   const bedrock = fakeBedrock(options.bedrock)
   const azure = fakeAzure(options.azure)

@@ -25,7 +25,7 @@
  * library the gateway signs with), and every API call's bearer token is one it issued and has not
  * revoked (else 401 UNAUTHENTICATED, as Google answers an expired token).
  */
-import { createVerify, generateKeyPairSync } from 'node:crypto'
+import { createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { RecordedCall } from './common'
@@ -42,9 +42,13 @@ export interface ServiceAccountFile {
   account: Json
 }
 
-/** A throwaway RSA key pair and a service-account key file naming `tokenUri`, written into `dir`. */
-export function serviceAccountFile(dir: string, tokenUri: string, name = 'service-account.json'): ServiceAccountFile {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+/** A throwaway RSA key pair (about 0.15 s to make). */
+export const accountKeyPair = (): KeyPair => generateKeyPairSync('rsa', { modulusLength: 2048 })
+type KeyPair = { privateKey: KeyObject; publicKey: KeyObject }
+
+/** A service-account key file naming `tokenUri`, written into `dir`, with a throwaway key pair (or the one given). */
+export function serviceAccountFile(dir: string, tokenUri: string, name = 'service-account.json', keys: KeyPair = accountKeyPair()): ServiceAccountFile {
+  const { privateKey, publicKey } = keys
   const account = {
     type: 'service_account',
     project_id: 'chatgate-test',
