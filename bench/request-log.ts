@@ -121,6 +121,14 @@ base_url = "http://127.0.0.1:${mockPort}/v1"
 targets = [{ upstream = "mock", model = "bench-model" }]
 `
 
+/** CPU seconds a process has used (user and system, every thread: the log's writer thread too), from /proc: unlike throughput, not skewed by other load on the machine. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+}
+const CLOCK_TICKS = 100
+
 /** The scenario alone: its own mock, the three gateways taking turns in each run; medians. */
 async function main(runs: number, seconds: number): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-request-log-config-'))
@@ -130,7 +138,7 @@ async function main(runs: number, seconds: number): Promise<void> {
   const configPath = join(work, 'gateway.toml')
   writeFileSync(configPath, config(mockPort))
   const trio = await startRequestLogTargets(configPath, {}, 'bench/fast')
-  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number }[]>> = {}
+  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number; cpuUs: number }[]>> = {}
   for (let run = 1; run <= runs; run++) {
     for (const scenario of REQUEST_LOG_SCENARIOS) {
       const stream = scenario.startsWith('stream')
@@ -142,9 +150,13 @@ async function main(runs: number, seconds: number): Promise<void> {
         })
         const url = `${target.url}/v1/chat/completions`
         await wrk(url, 32, 2, body, target.headers)
+        const cpuBefore = cpuSeconds(target.pid)
         const result = await wrk(url, 32, seconds, body, target.headers)
-        ;((samples[scenario] ??= {})[target.name] ??= []).push(result)
-        console.error(`run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, errors ${result.errors}`)
+        const cpuUs = ((cpuSeconds(target.pid) - cpuBefore) / result.requests) * 1e6
+        ;((samples[scenario] ??= {})[target.name] ??= []).push({ ...result, cpuUs })
+        console.error(
+          `run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, ${cpuUs.toFixed(0)} µs of gateway CPU per request, errors ${result.errors}`,
+        )
       }
     }
   }
@@ -160,6 +172,10 @@ async function main(runs: number, seconds: number): Promise<void> {
     }
   }
   const { lines, checks } = describeRequestLog(summary)
+  for (const [scenario, byTarget] of Object.entries(samples)) {
+    const cpu = (name: string) => median(byTarget[name]!.map((r) => r.cpuUs)).toFixed(0)
+    lines.push(`request log ${scenario}: gateway CPU per request, off ${cpu(LOG_OFF)} µs, on ${cpu(LOG_ON)} µs, bodies ${cpu(LOG_BODIES)} µs`)
+  }
   console.log([...lines, ...checks.map(([name, ok]) => `${ok ? 'PASS' : 'MISS'}  ${name}`)].join('\n'))
   await trio.dispose()
   mock.kill('SIGTERM')

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from 'node:util'
 import { invalidRequest } from './errors'
-import type { LoggedRequest, LogRow } from './request-log/entry'
+import { type LoggedRequest, type LogRow, requestOf } from './request-log/entry'
 import { foldOthers } from './request-log/journal'
 import { MAX_PAGE, type RequestLogStore, type RequestQuery, requestQuery } from './request-log/store'
 
@@ -33,8 +33,6 @@ const cliUsage = (message: string) => invalidRequest(message, { code: 'cli_usage
 
 /** Every record journaled so far, the running servers' included, into the store (SQLite; a cluster's instances fold their own). */
 const foldAll = (store: RequestLogStore, journals: string | null) => foldOthers(store, journals, null, 'fold')
-
-const recordOf = (row: LogRow) => JSON.parse(row.record) as LoggedRequest
 
 /** One line per record: when, status, API, alias, where it went, how long, tokens, key, id, error. */
 export function requestLine(r: LoggedRequest): string {
@@ -75,7 +73,7 @@ async function show(id: string, json: boolean, withStores: WithStores, out: (lin
     return store.get(id)
   })
   if (row === null) throw invalidRequest(`No request with id "${id}" in the request log`, { code: 'request_not_found' })
-  out(json ? row.record : requestDetail(recordOf(row)))
+  out(json ? JSON.stringify(requestOf(row)) : requestDetail(requestOf(row)))
 }
 
 /** Every row matching `query` from `since` on, newest first, a page at a time. */
@@ -99,7 +97,7 @@ async function tail(query: RequestQuery, json: boolean, intervalMs: number, with
       for (const row of rows.toReversed()) {
         if (shown.has(row.uid)) continue
         shown.set(row.uid, row.at)
-        out(json ? row.record : requestLine(recordOf(row)))
+        out(json ? JSON.stringify(requestOf(row)) : requestLine(requestOf(row)))
       }
     }
     await foldAll(store, journals)

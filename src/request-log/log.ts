@@ -6,7 +6,7 @@ import type { RequestRecord } from '../observe/request-record'
 import { DAY_MS } from '../time'
 import { repeat } from '../usage/repeat'
 import { cutBody, redactBody, redactPaths } from './bodies'
-import { type KeptBodies, loggedRequest, type LoggedRequest, type LogRow, logRowOf } from './entry'
+import { type KeptBodies, loggedRequest, type LoggedRequest, type LogRow, logRowOf, requestOf } from './entry'
 import { payloadOf, type RequestJournal } from './journal'
 import { encodeCursor, PRUNE_BATCH, type RequestLogStore, type RequestQuery } from './store'
 
@@ -106,7 +106,7 @@ export class RequestLog {
     const uid = earlier?.uid ?? this.tag + (++this.count).toString(36).padStart(8, '0')
     this.recorded.set(record, { uid, status })
     const at = this.options.now()
-    return logRowOf(uid, at, loggedRequest(record, status, error, at, this.bodiesOf(settings, record, status >= 400 || error !== undefined)))
+    return logRowOf(uid, at, loggedRequest(record, status, error, this.bodiesOf(settings, record, status >= 400 || error !== undefined)))
   }
 
   /** `failed`: refused, or a stream that broke or whose caller left. */
@@ -157,14 +157,14 @@ export class RequestLog {
     await this.fold()
     const rows = await this.options.store.list({ ...query, limit: query.limit + 1 })
     const page = rows.slice(0, query.limit)
-    return { data: page.map((row) => JSON.parse(row.record) as LoggedRequest), next_cursor: rows.length > query.limit ? encodeCursor(page.at(-1)!) : null }
+    return { data: page.map(requestOf), next_cursor: rows.length > query.limit ? encodeCursor(page.at(-1)!) : null }
   }
 
   /** The newest record with this request id, or null. */
   async get(id: string): Promise<LoggedRequest | null> {
     await this.fold()
     const row = await this.options.store.get(id)
-    return row === null ? null : (JSON.parse(row.record) as LoggedRequest)
+    return row === null ? null : requestOf(row)
   }
 
   /** Removes the records past `retention_days`, a batch at a time; returns how many. */

@@ -6,7 +6,6 @@
  */
 import { Database } from 'bun:sqlite'
 import type { LogRow } from '../../request-log/entry'
-import { rowsOf } from '../../request-log/journal'
 import { rowWriter } from './request-log'
 import type { WriterMessage, WriterReply } from './request-log-writer'
 
@@ -44,8 +43,8 @@ function open(path: string): void {
 
 self.onmessage = ({ data }: MessageEvent<WriterMessage>) => {
   if ('open' in data) return open(data.open)
-  if ('payload' in data) {
-    for (const row of rowsOf(JSON.parse(data.payload))) pending.push(row)
+  if ('rows' in data) {
+    for (const row of data.rows) pending.push(row)
     received = data.seq
     return
   }

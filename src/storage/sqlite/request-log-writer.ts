@@ -1,14 +1,15 @@
+import type { LogRow } from '../../request-log/entry'
 import type { RequestWriter } from '../../request-log/store'
 
 /** What the main thread tells the worker (request-log-worker.ts). */
-export type WriterMessage = { open: string } | { seq: number; payload: string } | { flush: number }
+export type WriterMessage = { open: string } | { seq: number; rows: LogRow[] } | { flush: number }
 /** What the worker answers a flush: the last batch written, or why the write failed. */
 export type WriterReply = { flushed: number; seq: number } | { flushed: number; error: string }
 
 /**
  * A request journal's writer on a thread of its own, with its own connection to the database file:
- * the event loop only hands it each batch's JSON (the text already made for the journal), and never
- * runs the transaction that writes thousands of rows. The worker writes what it has every 200 ms and
+ * the event loop only hands it each batch's rows (copied by postMessage, their record JSON as made
+ * once), and never runs the transaction that writes thousands of rows. The worker writes what it has every 200 ms and
  * at each flush; it holds nothing the journal file does not, so a process killed with rows still in
  * the worker loses none of them (the next process folds the file).
  */
@@ -37,7 +38,7 @@ export function workerWriter(path: string): RequestWriter {
   }
   post({ open: path })
   return {
-    add: (seq, payload) => post({ seq, payload }),
+    add: (seq, _, rows) => post({ seq, rows }),
     flush() {
       if (failure) return Promise.reject(failure)
       const id = ++flushes
