@@ -2,7 +2,7 @@
  * `bun run bench`: the gateway's tax, measured side by side with the direct upstream and a bare Bun
  * proxy (the floor), with wrk, on 127.0.0.1. Prints one table and writes it as JSON to bench/results/.
  *
- *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory] [--skip-cluster]
+ *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory] [--skip-cluster] [--skip-observability]
  *                 [--skip-long-streams] [--long-streams 4000] [--long-stream-seconds 10]
  *
  * The cluster scenario runs 3 gateway instances on one Postgres and one Redis (started here from
@@ -16,6 +16,8 @@ import { postgresMissing, redisMissing, startPostgres, startRedis } from '../tes
 import { type KindMock, startKindMocks } from './kinds'
 import { describeLongStreams, type LongStreamsResult, measureLongStreams } from './long-streams'
 import { freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
+import { describeRequestLog, startRequestLogTargets } from './request-log'
+import { describeTracing, startTracingTargets } from './tracing'
 import { type WrkResult, wrk, wrkSpread } from './wrk'
 
 const { values: options } = parseArgs({
@@ -27,6 +29,7 @@ const { values: options } = parseArgs({
     peer: { type: 'string' },
     'skip-memory': { type: 'boolean', default: false },
     'skip-cluster': { type: 'boolean', default: false },
+    'skip-observability': { type: 'boolean', default: false },
     'memory-requests': { type: 'string', default: '200000' },
     'skip-long-streams': { type: 'boolean', default: false },
     'long-streams': { type: 'string', default: '4000' },
@@ -143,6 +146,12 @@ for (const mock of kindMocks) {
   )
 }
 
+// Tracing and the request log, each on gateways of their own beside the same with it off.
+const tracing = options['skip-observability'] ? null : await startTracingTargets(configPath, gatewayEnv, 'bench/fast')
+const requestLog = options['skip-observability'] ? null : await startRequestLogTargets(configPath, gatewayEnv, 'bench/fast')
+if (tracing) targets.push(...tracing.targets)
+if (requestLog) targets.push(...requestLog.targets)
+
 if (options.peer === 'portkey') {
   const dir = join(work, 'portkey')
   mkdirSync(dir)
@@ -250,6 +259,7 @@ for (let run = 1; run <= RUNS; run++) {
 const peakRssMb = rssMb(gateway.pid, 'VmHWM')
 const clusterPeakRssMb = cluster?.pids.map((pid) => rssMb(pid, 'VmHWM')) ?? []
 await cluster?.dispose()
+await Promise.all([tracing?.dispose(), requestLog?.dispose()])
 
 // ---------------------------------------------------------------- memory check
 
@@ -373,6 +383,8 @@ const kindOverhead = kindMocks.flatMap((mock) =>
 for (const { kind, scenario, added: kindAdded, openai } of kindOverhead) {
   lines.push(`${kind} kind ${scenario}, p50 added over its own upstream: ${kindAdded.toFixed(3)} ms; openai kind ${openai.toFixed(3)} ms`)
 }
+const observability = [tracing ? describeTracing(summary, tracing.receiver) : null, requestLog ? describeRequestLog(summary) : null]
+for (const report of observability) if (report) lines.push(...report.lines)
 const checks = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
   [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
@@ -401,6 +413,7 @@ const checks = [
         [`${kind} kind ${scenario} overhead within 10% of the openai kind's`, kindAdded <= openai * 1.1] as [string, boolean],
     ),
   ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
+  ...observability.flatMap((report) => report?.checks ?? []),
 ] as [string, boolean][]
 lines.push('')
 for (const [name, ok] of checks) lines.push(`${ok ? 'PASS' : 'MISS'}  ${name}`)
