@@ -25,15 +25,12 @@ export const payloadOf = (rows: LogRow[]): string => `[${rows.map(lineOf).join('
 /** Writes batches on this thread: their rows wait in memory until a flush puts them in the store. */
 export function inThreadWriter(store: RequestLogStore): RequestWriter {
   let pending: LogRow[] = []
-  let seq = 0
   return {
-    add(added, _, rows) {
+    add(rows) {
       for (const row of rows) pending.push(row)
-      seq = added
     },
     async flush() {
       const rows = pending
-      const upTo = seq
       pending = []
       try {
         await store.put(rows)
@@ -41,10 +38,23 @@ export function inThreadWriter(store: RequestLogStore): RequestWriter {
         pending = rows.concat(pending)
         throw error
       }
-      return upTo
     },
     close() {},
   }
+}
+
+/** The rows of a journal's text: its complete lines, each a batch (`[seq, payload]`); stops at a torn one. */
+export function rowsInText(text: string): LogRow[] {
+  const rows: LogRow[] = []
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    try {
+      for (const row of rowsOf((JSON.parse(line) as [number, unknown])[1])) rows.push(row)
+    } catch {
+      break
+    }
+  }
+  return rows
 }
 
 /**
@@ -57,6 +67,9 @@ export function inThreadWriter(store: RequestLogStore): RequestWriter {
  */
 export class RequestJournal {
   private seq = 0
+  /** Bytes in the file, and how many of them are written into the store. */
+  private bytes = 0
+  private written = 0
 
   private constructor(
     private readonly file: AppendLog | null,
@@ -75,16 +88,26 @@ export class RequestJournal {
 
   /** Appends rows in one write; they are durable when this returns. Throws when the write failed (nothing of it is kept). */
   append(rows: LogRow[]): void {
-    const payload = payloadOf(rows)
-    this.file?.append(batchLine(this.seq + 1, payload))
-    this.writer.add(++this.seq, payload, rows)
+    if (this.file) {
+      const line = batchLine(this.seq + 1, payloadOf(rows))
+      this.file.append(line)
+      this.bytes += Buffer.byteLength(line)
+    }
+    this.seq++
+    this.writer.add(rows)
   }
 
   /** Writes what waits into the store, and empties the file when nothing came meanwhile. A failed write keeps it all for the next fold. */
   async fold(): Promise<void> {
-    const written = await this.writer.flush()
-    // Batches appended while the store wrote are past `written`: the file is emptied only when there are none.
-    if (written === this.seq) this.file?.truncate()
+    const seq = this.seq
+    const to = this.bytes
+    await this.writer.flush(this.file && { path: this.file.path, from: this.written, to })
+    this.written = to
+    // Batches appended while the store wrote are past `to`: the file is emptied only when there are none.
+    if (this.seq === seq && this.file) {
+      this.file.truncate()
+      this.bytes = this.written = 0
+    }
   }
 
   /**

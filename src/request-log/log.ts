@@ -67,9 +67,10 @@ export class RequestLog {
   private readonly batch = new TurnBatch<LogRow>(() => void this.flush())
   /** What was recorded for a request: a second end with another status replaces it (same uid). */
   private readonly recorded = new WeakMap<RequestRecord, { uid: string; status: number }>()
-  /** Makes this process's uids unique among every process's; the counter after it is padded, so one process's uids sort in the order they were made. */
+  /** Makes this process's uids unique among every process's. */
   private readonly tag = `${Date.now().toString(36)}${crypto.randomUUID().slice(0, 6)}-`
-  private count = 0
+  /** Counts from 36^7: eight base-36 digits for the next 2.7e12 records, so one process's uids sort in the order they were made, unpadded. */
+  private count = 36 ** 7
   private paths: { source: readonly string[]; split: string[][] } = { source: [], split: [] }
   private folding: Promise<void> | null = null
   private stopTimers: (() => void)[] = []
@@ -103,7 +104,7 @@ export class RequestLog {
     if (!settings.enabled || status === 401 || record.api === undefined) return null
     const earlier = this.recorded.get(record)
     if (earlier?.status === status) return null
-    const uid = earlier?.uid ?? this.tag + (++this.count).toString(36).padStart(8, '0')
+    const uid = earlier?.uid ?? this.tag + (++this.count).toString(36)
     this.recorded.set(record, { uid, status })
     const at = this.options.now()
     return logRowOf(uid, at, loggedRequest(record, status, error, this.bodiesOf(settings, record, status >= 400 || error !== undefined)))

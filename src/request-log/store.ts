@@ -37,16 +37,25 @@ export interface RequestQuery {
   after?: Cursor
 }
 
+/** Where a journal's new lines are, for a writer that reads them from the file itself. */
+export interface JournalRange {
+  path: string
+  /** Byte offsets: from the end of what was written before, to the end of the last complete append. */
+  from: number
+  to: number
+}
+
 /**
  * Writes a journal's batches into a store: on this thread (the rows wait in memory until `flush`),
- * or on a thread of the store's own (SQLite: see src/storage/sqlite/request-log-writer.ts), so the
- * event loop never holds a transaction of thousands of rows.
+ * or on a thread of the store's own that reads them from the journal file (SQLite: see
+ * src/storage/sqlite/request-log-writer.ts), so the event loop neither copies them nor holds a
+ * transaction of thousands of rows.
  */
 export interface RequestWriter {
-  /** Batch `seq` was appended: its rows, and their JSON as the journal holds it (`payloadOf`). */
-  add(seq: number, payload: string, rows: LogRow[]): void
-  /** Writes every batch added so far; resolves with the last `seq` written. Rejects when the store failed (nothing is lost: retried at the next flush). */
-  flush(): Promise<number>
+  /** A batch was appended (and, when there is a file, written to it). */
+  add(rows: LogRow[]): void
+  /** Writes every batch added so far, found in `range` when there is a file. Rejects when the store failed: nothing is lost, the next flush writes it. */
+  flush(range: JournalRange | null): Promise<void>
   close(): void
 }
 

@@ -1,22 +1,21 @@
-import type { LogRow } from '../../request-log/entry'
-import type { RequestWriter } from '../../request-log/store'
+import type { JournalRange, RequestWriter } from '../../request-log/store'
 
 /** What the main thread tells the worker (request-log-worker.ts). */
-export type WriterMessage = { open: string } | { seq: number; rows: LogRow[] } | { flush: number }
+export type WriterMessage = { open: string } | { flush: number; range: JournalRange }
 /** What the worker answers a flush: the last batch written, or why the write failed. */
-export type WriterReply = { flushed: number; seq: number } | { flushed: number; error: string }
+export type WriterReply = { flushed: number } | { flushed: number; error: string }
 
 /**
- * A request journal's writer on a thread of its own, with its own connection to the database file:
- * the event loop only hands it each batch's rows (copied by postMessage, their record JSON as made
- * once), and never runs the transaction that writes thousands of rows. The worker writes what it has every 200 ms and
- * at each flush; it holds nothing the journal file does not, so a process killed with rows still in
- * the worker loses none of them (the next process folds the file).
+ * A request journal's writer on a thread of its own, with its own connection to the database file.
+ * At each flush (every second, and before a read) it reads the journal's new lines from the file
+ * itself and writes them in one transaction: the event loop copies no row to it and never runs the
+ * transaction. It holds nothing the journal file does not, so a process killed meanwhile loses
+ * nothing (the next process folds the file).
  */
 export function workerWriter(path: string): RequestWriter {
   const worker = new Worker(new URL('./request-log-worker.ts', import.meta.url).href)
   const post = (message: WriterMessage) => worker.postMessage(message)
-  const waiting = new Map<number, { resolve(seq: number): void; reject(error: Error): void }>()
+  const waiting = new Map<number, { resolve(): void; reject(error: Error): void }>()
   let failure: Error | null = null
   let flushes = 0
   // The worker keeps the process alive only while a flush waits on it.
@@ -30,7 +29,7 @@ export function workerWriter(path: string): RequestWriter {
     waiting.delete(data.flushed)
     if (waiting.size === 0) worker.unref()
     if ('error' in data) waiter?.reject(new Error(data.error))
-    else waiter?.resolve(data.seq)
+    else waiter?.resolve()
   }
   worker.onerror = (event) => {
     failure = new Error(`the request log's writer thread failed: ${event.message}`)
@@ -38,14 +37,15 @@ export function workerWriter(path: string): RequestWriter {
   }
   post({ open: path })
   return {
-    add: (seq, _, rows) => post({ seq, rows }),
-    flush() {
+    add() {},
+    flush(range) {
+      if (range === null) return Promise.resolve()
       if (failure) return Promise.reject(failure)
       const id = ++flushes
       worker.ref()
       return new Promise((resolve, reject) => {
         waiting.set(id, { resolve, reject })
-        post({ flush: id })
+        post({ flush: id, range })
       })
     },
     close() {
