@@ -221,3 +221,23 @@ export const requestLog = sqliteTable(
     index('request_log_key').on(table.keyId, table.at),
   ],
 )
+
+/**
+ * The exact response cache (src/cache/) on one instance: each answer under its key (a SHA-256 of the
+ * request, see src/cache/key.ts), kept across restarts. A cluster keeps it in Redis instead.
+ */
+export const responseCache = sqliteTable(
+  'response_cache',
+  {
+    key: text('key').primaryKey(),
+    /** The answer's JSON text, as the inbound API's JSON answer. */
+    body: text('body').notNull(),
+    /** The upstream's usage (the pivot's shape) as JSON; null when it reported none. */
+    usage: text('usage'),
+    costNanos: integer('cost_nanos').notNull(),
+    /** ms since the epoch. */
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('response_cache_created_at').on(table.createdAt)],
+)
