@@ -1,21 +1,22 @@
 import { AppendLog, batchLine, foldOtherJournals, listJournalFiles, readBatches } from '../journal/append-log'
-import type { LogRow } from './entry'
+import { type LogRow, logRowOf, type StoredRequest } from './entry'
 import type { RequestLogStore, RequestWriter } from './store'
 
 /** The journals' kind: `<database>.requests-<id>.log`. */
 const KIND = 'requests'
 
-/** A row as a journal line holds it: its columns as JSON, then the record's JSON as it was made. */
-const lineOf = ({ uid, id, at, keyId, alias, upstream, status, errorType, record }: LogRow): string =>
-  `${JSON.stringify([uid, id, at, keyId, alias, upstream, status, errorType]).slice(0, -1)},${record}]`
-
-type Line = [string, string, number, string | null, string | null, string | null, number, string | null, unknown]
+/**
+ * A row as a journal line holds it: its uid (letters, digits and `-`: nothing to escape), its time,
+ * and its record's JSON as made once; the filter columns are read back from the record.
+ */
+const lineOf = ({ uid, at, record }: LogRow): string => `["${uid}",${at},${record}]`
 
 /** A batch's rows as read back; throws on what is not one (the line is then taken as torn). */
 export function rowsOf(payload: unknown): LogRow[] {
-  return (payload as Line[]).map(([uid, id, at, keyId, alias, upstream, status, errorType, record]) => {
-    if (typeof uid !== 'string' || typeof id !== 'string' || typeof at !== 'number' || typeof status !== 'number') throw new Error('not a record')
-    return { uid, id, at, keyId, alias, upstream, status, errorType, record: JSON.stringify(record) }
+  return (payload as [string, number, StoredRequest][]).map(([uid, at, record]) => {
+    if (typeof uid !== 'string' || typeof at !== 'number' || typeof record?.id !== 'string' || typeof record.status !== 'number')
+      throw new Error('not a record')
+    return logRowOf(uid, at, record)
   })
 }
 
