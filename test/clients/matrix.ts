@@ -102,7 +102,12 @@ async function formatted(text: string, filepath: string): Promise<string> {
 
 /** The records of this process, one after the other: cells that run side by side (`test.concurrent`) must not lose each other's outcome. */
 let recording: Promise<void> = Promise.resolve()
-const record = (client: Omit<ClientResults, 'cells'>, cell: Cell): Promise<void> => (recording = recording.then(() => recordNow(client, cell)))
+function record(client: Omit<ClientResults, 'cells'>, cell: Cell): Promise<void> {
+  const done = recording.then(() => recordNow(client, cell))
+  // One record that failed (it fails its own test) does not stop the next.
+  recording = done.catch(() => undefined)
+  return done
+}
 
 /** Records one cell in the client's results file (read, merge, write: cells that did not run keep their outcome). */
 async function recordNow(client: Omit<ClientResults, 'cells'>, cell: Cell): Promise<void> {
