@@ -9,6 +9,8 @@ export interface AttemptRecord {
   outcome?: string
   /** The status the gateway would answer for this attempt's failure (unset when it succeeded). */
   status?: number
+  /** Set when the target was passed over without being asked (then `outcome` is `skipped`): why. */
+  skipped?: 'rpm' | 'tpm' | 'resting' | 'circuit_open' | 'slow'
 }
 
 /** What the gateway learns about one request as it goes: for its log line and metrics. */
@@ -57,6 +59,8 @@ export interface RequestRecord {
   requestBody?: string
   /** The answer's JSON text (a stream's, assembled from its events): the request log keeps it when its bodies are on. */
   responseBody?: string
+  /** The request log's record of this request, once made: its unique id and the status it says. */
+  logged?: { uid: string; status: number }
   /** A stream writes its own log line when it ends, not when its headers go out. */
   deferred: boolean
   finished: boolean

@@ -65,8 +65,6 @@ const PRUNE_INTERVAL_MS = 600_000
  */
 export class RequestLog {
   private readonly batch = new TurnBatch<LogRow>(() => void this.flush())
-  /** What was recorded for a request: a second end with another status replaces it (same uid). */
-  private readonly recorded = new WeakMap<RequestRecord, { uid: string; status: number }>()
   /** Makes this process's uids unique among every process's. */
   private readonly tag = `${Date.now().toString(36)}${crypto.randomUUID().slice(0, 6)}-`
   /** Counts from 36^7: eight base-36 digits for the next 2.7e12 records, so one process's uids sort in the order they were made, unpadded. */
@@ -102,10 +100,11 @@ export class RequestLog {
   private rowFor(record: RequestRecord, status: number, error: GatewayError | undefined): LogRow | null {
     const settings = this.options.settings()
     if (!settings.enabled || status === 401 || record.api === undefined) return null
-    const earlier = this.recorded.get(record)
+    const earlier = record.logged
     if (earlier?.status === status) return null
     const uid = earlier?.uid ?? this.tag + (++this.count).toString(36)
-    this.recorded.set(record, { uid, status })
+    // A second end with another status (its usage could not be recorded after all) replaces this record.
+    record.logged = { uid, status }
     const at = this.options.now()
     return logRowOf(uid, at, loggedRequest(record, status, error, this.bodiesOf(settings, record, status >= 400 || error !== undefined)))
   }

@@ -36,6 +36,8 @@ export class PgRequestLogStore implements RequestLogStore {
             .onConflictDoUpdate({
               target: requestLog.uid,
               set: { status: sql`excluded.status`, errorType: sql`excluded.error_type`, record: sql`excluded.record` },
+              // A row folded again as it was (another instance folded it too) is left alone: no write.
+              setWhere: sql`${requestLog.record} IS DISTINCT FROM excluded.record`,
             })
         }
       }),

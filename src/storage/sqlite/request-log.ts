@@ -26,7 +26,8 @@ function filterOf(query: RequestQuery): SQL | undefined {
 export function rowWriter(sqlite: Database): (rows: LogRow[]) => void {
   const insert = sqlite.prepare<never, [string, string, number, string | null, string | null, string | null, number, string | null, string]>(
     `INSERT INTO request_log (uid, id, at, key_id, alias, upstream, status, error_type, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-     ON CONFLICT (uid) DO UPDATE SET status = excluded.status, error_type = excluded.error_type, record = excluded.record`,
+     ON CONFLICT (uid) DO UPDATE SET status = excluded.status, error_type = excluded.error_type, record = excluded.record
+     WHERE request_log.record IS NOT excluded.record`,
   )
   return sqlite.transaction((rows: LogRow[]) => {
     for (const r of rows) insert.run(r.uid, r.id, r.at, r.keyId, r.alias, r.upstream, r.status, r.errorType, r.record)
