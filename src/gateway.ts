@@ -37,6 +37,7 @@ import { type ReasoningSealer, reasoningSealer } from './wire/pivot/sealed-reaso
 import { UsageJournal } from './usage/journal'
 import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
+import { TargetRouting } from './routing/target-routing'
 
 export const VERSION: string = pkg.version
 
@@ -247,6 +248,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         log,
         observer,
         requestLog: openRequestLog(env, stores, shared, observer, log, () => gateway),
+        targets: new TargetRouting(shared?.targets),
         usage: new UsageGate(limits.probeUsage, (failure) =>
           failure === null
             ? log.info('usage can be recorded again: serving resumes')

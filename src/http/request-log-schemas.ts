@@ -14,6 +14,7 @@ export const LoggedAttemptSchema = t.Object(
     latency_ms: Nullable(Int()),
     status: Nullable(Int({ description: "The status this attempt's failure maps to; null when it succeeded" })),
     outcome: Nullable(t.String({ description: '`ok`, or the failure: `upstream_timeout`, `upstream_rate_limited`, `upstream_error`...' })),
+    skipped: t.Optional(t.String({ description: 'Why the target was passed over without being asked: `rpm`, `tpm`, `resting`, `circuit_open`, `slow`' })),
   },
   { title: 'LoggedAttempt' },
 )

@@ -1,5 +1,6 @@
 import { type ErrorType, GatewayError } from '../errors'
 import { openaiErrorFields } from '../wire/openai-chat/errors'
+import { rateLimitResetMs } from './rate-limit-reset'
 
 /**
  * What another attempt may achieve after a failure: `same` retry the same target (then others),
@@ -94,7 +95,7 @@ export function upstreamHttpError(upstream: string, status: number, headers: Hea
     return new UpstreamError('rate_limit_error', `Upstream "${upstream}" is rate limiting: ${message}`, {
       retry: 'same',
       code: 'upstream_rate_limited',
-      retryAfterMs: wait,
+      retryAfterMs: wait ?? rateLimitResetMs(headers),
     })
   }
   if (status >= 400 && status < 500 && status !== 408) {

@@ -16,8 +16,10 @@ export interface LoggedAttempt {
   latency_ms: number | null
   /** The status the gateway would answer for this attempt's failure; null when it succeeded. */
   status: number | null
-  /** `ok`, or the failure's code or type (`upstream_timeout`, `upstream_rate_limited`...). */
+  /** `ok`, or the failure's code or type (`upstream_timeout`, `upstream_rate_limited`...); `skipped` for a target passed over. */
   outcome: string | null
+  /** Why a target was passed over without being asked: `rpm`, `tpm`, `resting`, `circuit_open` or `slow`; absent for attempts. */
+  skipped?: string
 }
 
 /** A request log record, as `GET /admin/requests/{id}` answers it. */
@@ -106,6 +108,7 @@ function attemptsOf(record: RequestRecord): StoredAttempt[] | undefined {
     latency_ms: a.endMs === undefined ? undefined : Math.round(a.endMs - a.startMs),
     status: a.status,
     outcome: a.outcome,
+    skipped: a.skipped,
   }))
 }
 
@@ -191,6 +194,7 @@ export function requestOf(row: LogRow): LoggedRequest {
       latency_ms: a.latency_ms ?? null,
       status: a.status ?? null,
       outcome: a.outcome ?? null,
+      ...(a.skipped === undefined ? {} : { skipped: a.skipped }),
     })),
     status: r.status,
     error_type: r.error_type ?? null,

@@ -1,57 +1,22 @@
-import { clientClosed, GatewayError, overloaded } from '../errors'
+import { clientClosed, GatewayError } from '../errors'
+import type { TargetLimiter } from '../limits/targets'
 import { UpstreamError, upstreamTimeout } from '../providers/errors'
-import type { AttemptContext } from '../providers/types'
 import { traceOf } from '../observe/tracing/registry'
 import type { AttemptSpan } from '../observe/tracing/types'
+import { type AttemptScope, startAttempt } from './attempt'
 import { type CircuitBreakers, targetKey } from './circuit'
 import type { UpstreamConnections } from './connections'
+import { closedTarget, everyTargetSkipped, overLimit, type Skip, type SkipReason } from './gate'
+import type { Measure, TargetLoad, TargetPlan } from './load'
 import type { Alias, Target } from './table'
 
-/** One attempt's lifetime: its abort signal (caller disconnect, connect and overall timeouts). */
-export interface AttemptScope extends AttemptContext {
-  /** Stops the attempt's timers; call once the attempt's response is fully read or has failed. */
-  end(): void
-  /** Aborts the upstream request. */
-  abort(reason: GatewayError): void
-  /** From now on the caller's disconnect no longer aborts the attempt (a stream drained for its usage). */
-  detachClient(): void
-}
+export type { AttemptScope } from './attempt'
 
-/**
- * Starts an attempt on one of the instance's upstream connections, taken here (or refused with the
- * 503 `upstream_connection_limit`) and given back when the attempt ends, exactly once.
- */
-function startAttempt(target: Target, connections: UpstreamConnections, clientSignal: AbortSignal, timeoutMs: number, connectTimeoutMs: number): AttemptScope {
-  connections.acquire()
-  const controller = new AbortController()
-  const name = target.upstream.name
-  const onClientAbort = () => controller.abort(clientClosed())
-  if (clientSignal.aborted) onClientAbort()
-  else clientSignal.addEventListener('abort', onClientAbort, { once: true })
-  const overall = setTimeout(() => controller.abort(upstreamTimeout(name, `no complete answer within ${timeoutMs} ms`)), timeoutMs)
-  let connect: Timer | null =
-    connectTimeoutMs < timeoutMs
-      ? setTimeout(() => controller.abort(upstreamTimeout(name, `no response within ${connectTimeoutMs} ms`)), connectTimeoutMs)
-      : null
-  const responded = () => {
-    if (connect) clearTimeout(connect)
-    connect = null
-  }
-  let ended = false
-  return {
-    signal: controller.signal,
-    responded,
-    end() {
-      if (ended) return
-      ended = true
-      responded()
-      clearTimeout(overall)
-      clientSignal.removeEventListener('abort', onClientAbort)
-      connections.release()
-    },
-    abort: (reason) => controller.abort(reason),
-    detachClient: () => clientSignal.removeEventListener('abort', onClientAbort),
-  }
+/** The targets in the order to try them, by the alias's strategy (the load-following ones need this instance's measurements). */
+export function planTargets(alias: Alias, load: TargetLoad | undefined, random: () => number): TargetPlan {
+  if (load && alias.strategy === 'least_latency') return load.byLatency(alias)
+  if (load && alias.strategy === 'least_busy') return load.byBusy(alias, random)
+  return { targets: orderTargets(alias, random), probe: null }
 }
 
 /** Targets in the order to try them: as configured, or for `weighted` a weighted draw without replacement. */
@@ -113,6 +78,12 @@ export interface DispatchOptions {
   onFailure?(target: Target, error: UpstreamError): void
   /** Called for the attempt that succeeded. */
   onSuccess?(target: Target): void
+  /** This instance's measurements of its targets, which `least_latency` and `least_busy` follow; absent: nothing measured. */
+  load?: TargetLoad
+  /** The providers' own rpm / tpm, and the rests their 429s asked for; absent: none apply. */
+  targetLimiter?: TargetLimiter
+  /** Called for each target passed over without being asked, and why. */
+  onSkip?(target: Target, reason: SkipReason): void
 }
 
 /**
@@ -130,12 +101,14 @@ function openAttempt(target: Target, options: DispatchOptions, timeoutMs: number
 }
 
 /** The attempt that answered, handed to the caller with the one way to end it. */
-function answered<T>(target: Target, value: T, scope: AttemptScope, circuits: CircuitBreakers, now: () => number, span?: AttemptSpan): Dispatched<T> {
+function answered<T>(target: Target, value: T, scope: AttemptScope, options: DispatchOptions, measure?: Measure, span?: AttemptSpan): Dispatched<T> {
+  const { circuits, now } = options
   const key = targetKey(target)
   let finished = false
   const finish = (outcome: AttemptOutcome, reason?: GatewayError) => {
     if (finished) return
     finished = true
+    if (measure) options.load!.ended(measure, outcome === 'ok')
     span?.ended(outcome, reason)
     if (outcome !== 'ok') scope.abort(reason ?? clientClosed())
     scope.end()
@@ -160,89 +133,175 @@ const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', onAbort, { once: true })
   })
 
-/**
- * Serves a request from an alias's targets: skips targets whose circuit is open, retries the same
- * target with backoff on retryable failures (up to its `max_retries`), then fails over to the next;
- * all within one deadline. A failure whose scope is `none` (the request itself is bad) ends the
- * search at once, and so does the caller's disconnect.
- */
-export async function dispatch<T>(alias: Alias, options: DispatchOptions, call: (target: Target, attempt: AttemptScope) => Promise<T>): Promise<Dispatched<T>> {
-  const { circuits, now } = options
-  const random = options.random ?? Math.random
-  const sleep = options.sleep ?? abortableSleep
-  const deadline = now() + options.deadlineMs
-  let lastError: UpstreamError | undefined
-  let attempts = 0
-  let skippedMs: number | null = null
-  // Each attempt gets a client span when the request is traced; looked up once, not per attempt.
-  const trace = traceOf(options.clientSignal)
 
-  for (const target of orderTargets(alias, random)) {
-    const key = targetKey(target)
-    const settings = target.upstream
-    if (!circuits.tryAcquire(key, settings, now())) {
-      const wait = circuits.retryInMs(key, settings, now())
-      skippedMs = skippedMs === null ? wait : Math.min(skippedMs, wait)
-      continue
+/** An attempt that failed: its error, and whether the target now rests (its 429 said until when). */
+interface Failed {
+  error: UpstreamError
+  rested: boolean
+}
+
+/**
+ * One request's way through its alias's targets: skips targets resting after a 429, with an open
+ * circuit or at their account's rpm / tpm; retries the same target with backoff on retryable
+ * failures (up to its `max_retries`), then fails over to the next; all within one deadline. A
+ * failure whose scope is `none` (the request itself is bad) ends the search at once, and so does
+ * the caller's disconnect.
+ */
+class Search<T> {
+  private lastError: UpstreamError | undefined
+  private attempts = 0
+  private readonly skips: Skip[] = []
+  /** Targets tried or passed over so far. */
+  private readonly seen = new Set<Target>()
+  private readonly deadline: number
+  private readonly random: () => number
+  // Each attempt gets a client span when the request is traced; looked up once, not per attempt.
+  private readonly trace: ReturnType<typeof traceOf>
+  private readonly plan: TargetPlan
+
+  constructor(
+    private readonly alias: Alias,
+    private readonly options: DispatchOptions,
+    private readonly call: (target: Target, attempt: AttemptScope) => Promise<T>,
+  ) {
+    this.deadline = options.now() + options.deadlineMs
+    this.random = options.random ?? Math.random
+    this.trace = traceOf(options.clientSignal)
+    this.plan = planTargets(alias, options.load, this.random)
+  }
+
+  async run(): Promise<Dispatched<T>> {
+    for (const target of this.plan.targets) {
+      const open = this.admit(target)
+      if (!(open === true || (open !== false && (await open)))) continue
+      const served = await this.serveFrom(target, target === this.plan.probe)
+      if (served) return served
     }
-    for (let retry = 0; retry <= settings.maxRetries; retry++) {
-      const remaining = deadline - now()
-      if (remaining <= 0) {
-        circuits.abandon(key)
-        throw upstreamTimeout(target.upstream.name, `the request's ${options.deadlineMs} ms deadline passed`)
-      }
-      const scope = openAttempt(target, options, Math.min(settings.timeoutMs, remaining))
-      attempts++
-      const span = trace?.attempt(target, attempts)
-      if (span) scope.trace = span.headers
-      options.onAttempt(target, attempts)
-      try {
-        const value = await call(target, scope)
-        span?.answered()
-        options.onSuccess?.(target)
-        return answered(target, value, scope, circuits, now, span)
-      } catch (error) {
-        const reason = error instanceof GatewayError ? error : clientClosed()
-        span?.failed(reason)
-        // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
-        scope.abort(reason)
-        scope.end()
-        if (options.clientSignal.aborted) {
-          circuits.abandon(key)
-          throw clientClosed()
-        }
-        if (!(error instanceof UpstreamError)) {
-          circuits.abandon(key)
-          throw error
-        }
-        options.onFailure?.(target, error)
-        if (error.retry === 'none') {
-          // The upstream answered, sanely, that the request is bad: the target itself is healthy.
-          circuits.success(key)
-          throw error
-        }
-        circuits.failure(key, settings, now())
-        lastError = error
-        if (error.retry === 'other' || retry === settings.maxRetries) break
-        // Asked to wait longer than is worth holding the caller: this target is done for now.
-        if (error.retryAfterMs !== undefined && error.retryAfterMs > MAX_HONOURED_RETRY_AFTER_MS) break
-        if (!circuits.tryAcquire(key, settings, now())) break
-        const wait = backoffMs(retry, error, random)
-        if (now() + wait >= deadline) break
-        try {
-          await sleep(wait, options.clientSignal)
-        } catch {
-          circuits.abandon(key)
-          throw clientClosed()
-        }
-      }
+    if (this.lastError) throw this.lastError
+    throw everyTargetSkipped(this.alias.name, this.skips)
+  }
+
+  /** Whether the target may be asked now, its circuit's permission taken; waits only to count a target with limits. */
+  private admit(target: Target): boolean | Promise<boolean> {
+    const { circuits, targetLimiter, now } = this.options
+    const closed = closedTarget(target, circuits, targetLimiter, now())
+    if (closed) return this.skipped(target, closed)
+    if (!target.limits || !targetLimiter) return true
+    return overLimit(target, circuits, targetLimiter, now()).then((over) => (over ? this.skipped(target, over) : true))
+  }
+
+  private skipped(target: Target, skip: Skip): false {
+    this.seen.add(target)
+    this.skips.push(skip)
+    this.options.onSkip?.(target, skip.reason)
+    return false
+  }
+
+  /** Under a load-following strategy, targets configured before this one and not yet asked were ranked behind it: `slow`. */
+  private passOver(target: Target): void {
+    this.seen.add(target)
+    const { strategy, targets } = this.alias
+    if (strategy !== 'least_latency' && strategy !== 'least_busy') return
+    for (const other of targets) {
+      if (other === target) return
+      if (this.seen.has(other)) continue
+      this.seen.add(other)
+      this.options.onSkip?.(other, 'slow')
     }
   }
 
-  if (lastError) throw lastError
-  const retryAfter = Math.max(1, Math.ceil((skippedMs ?? 1000) / 1000))
-  throw overloaded(`Every target of "${alias.name}" is unavailable (circuit open); retry in ${retryAfter} s`, {
-    code: 'circuit_open',
-    retryAfterSeconds: retryAfter,
-  })
+  /** Attempts on one target, retries included; null when the search goes on to the next target. */
+  private async serveFrom(target: Target, probe: boolean): Promise<Dispatched<T> | null> {
+    const { circuits, now, targetLimiter } = this.options
+    const key = targetKey(target)
+    const settings = target.upstream
+    this.passOver(target)
+    for (let retry = 0; ; retry++) {
+      const outcome = await this.attempt(target, probe && retry === 0)
+      if (!('error' in outcome)) return outcome
+      const { error, rested } = outcome
+      this.lastError = error
+      if (error.retry === 'other' || retry === settings.maxRetries) return null
+      // Asked to wait longer than is worth holding the caller: this target is done for now.
+      if (error.retryAfterMs !== undefined && error.retryAfterMs > MAX_HONOURED_RETRY_AFTER_MS) return null
+      // Resting now: another target serves at once, if there is one.
+      if (rested && this.plan.targets.indexOf(target) < this.plan.targets.length - 1) return null
+      if (!circuits.tryAcquire(key, settings, now())) return null
+      const wait = backoffMs(retry, error, this.random)
+      if (now() + wait >= this.deadline) {
+        circuits.abandon(key)
+        return null
+      }
+      try {
+        await (this.options.sleep ?? abortableSleep)(wait, this.options.clientSignal)
+      } catch {
+        circuits.abandon(key)
+        throw clientClosed()
+      }
+      if (target.limits && targetLimiter && (await overLimit(target, circuits, targetLimiter, now()))) return null
+    }
+  }
+
+  /** One attempt, its circuit's permission taken: the answer, or how it failed (errors that end the search are thrown). */
+  private async attempt(target: Target, probe: boolean): Promise<Dispatched<T> | Failed> {
+    const { options } = this
+    const { circuits, now } = options
+    const key = targetKey(target)
+    const remaining = this.deadline - now()
+    if (remaining <= 0) {
+      circuits.abandon(key)
+      throw upstreamTimeout(target.upstream.name, `the request's ${options.deadlineMs} ms deadline passed`)
+    }
+    const scope = openAttempt(target, options, Math.min(target.upstream.timeoutMs, remaining))
+    this.attempts++
+    const span = this.trace?.attempt(target, this.attempts)
+    if (span) scope.trace = span.headers
+    options.onAttempt(target, this.attempts)
+    const measure = options.load?.started(target, probe)
+    try {
+      const value = await this.call(target, scope)
+      if (measure) options.load!.answered(measure)
+      span?.answered()
+      options.onSuccess?.(target)
+      return answered(target, value, scope, options, measure, span)
+    } catch (error) {
+      if (measure) options.load!.ended(measure, false)
+      const reason = error instanceof GatewayError ? error : clientClosed()
+      span?.failed(reason)
+      // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).
+      scope.abort(reason)
+      scope.end()
+      return this.failed(target, error)
+    }
+  }
+
+  /** What a failed attempt means: the search ends (thrown), or goes on; a 429 that said until when rests the target. */
+  private async failed(target: Target, error: unknown): Promise<Failed> {
+    const { options } = this
+    const { circuits, now } = options
+    const key = targetKey(target)
+    if (options.clientSignal.aborted) {
+      circuits.abandon(key)
+      throw clientClosed()
+    }
+    if (!(error instanceof UpstreamError)) {
+      circuits.abandon(key)
+      throw error
+    }
+    options.onFailure?.(target, error)
+    if (error.retry === 'none') {
+      // The upstream answered, sanely, that the request is bad: the target itself is healthy.
+      circuits.success(key)
+      throw error
+    }
+    circuits.failure(key, target.upstream, now())
+    const rests = error.code === 'upstream_rate_limited' && error.retryAfterMs !== undefined && options.targetLimiter !== undefined
+    if (rests) await options.targetLimiter!.rest(key, error.retryAfterMs!, now())
+    return { error, rested: rests }
+  }
+}
+
+/** Serves a request from an alias's targets (see Search). */
+export function dispatch<T>(alias: Alias, options: DispatchOptions, call: (target: Target, attempt: AttemptScope) => Promise<T>): Promise<Dispatched<T>> {
+  return new Search(alias, options, call).run()
 }

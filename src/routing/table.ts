@@ -1,4 +1,4 @@
-import type { ModelPrice, TierSettings, UpstreamSettings } from '../config/types'
+import type { ModelPrice, RoutingStrategy, TargetLimits, TierSettings, UpstreamSettings } from '../config/types'
 import type { StoredRouting } from '../config/types'
 import { internalError, notFound } from '../errors'
 import { providerKinds } from '../providers'
@@ -16,6 +16,8 @@ export interface Target {
   weight: number
   /** What a token costs on this target; null: unpriced (keys with a budget skip it). */
   price: ModelPrice | null
+  /** The provider account's rpm / tpm for this upstream and model, whichever alias set them; absent: none. */
+  limits?: TargetLimits
 }
 
 /** The mock costs nothing unless the config prices it. */
@@ -31,7 +33,7 @@ export interface ModelRecord {
 
 export interface Alias {
   name: string
-  strategy: 'fallback' | 'weighted'
+  strategy: RoutingStrategy
   targets: Target[]
   model: ModelRecord
   /** Hosted tools its targets cannot run: left out and named, or refused. */
@@ -87,13 +89,17 @@ export function buildRoutingTable(
     providers.set(settings.name, { settings, provider: kind.create(settings, context) })
   }
 
+  const limits = accountLimits(stored.aliases)
   const aliases = new Map<string, Alias>()
   for (const stored_ of stored.aliases) {
     const targets = stored_.targets.map((target): Target => {
       const entry = providers.get(target.upstream)
       if (!entry) throw internalError(`alias "${stored_.name}" points at unknown upstream "${target.upstream}"`)
       const price = target.price ?? prices.get(target.model) ?? (entry.settings.kind === 'mock' ? FREE : null)
-      return { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight, price }
+      const built: Target = { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight, price }
+      const limit = limits.get(`${target.upstream}/${target.model}`)
+      if (limit) built.limits = limit
+      return built
     })
     const model: ModelRecord = {
       id: stored_.name,
@@ -114,6 +120,18 @@ export function buildRoutingTable(
     deadlineMs,
     drainMs,
   }
+}
+
+/** Every upstream and model's account limits, from whichever alias's targets set them (the config made sure they agree). */
+function accountLimits(aliases: StoredRouting['aliases']): Map<string, TargetLimits> {
+  const limits = new Map<string, TargetLimits>()
+  for (const alias of aliases) {
+    alias.targetLimits?.forEach((limit, i) => {
+      const target = alias.targets[i]
+      if (target && (limit.rpm !== null || limit.tpm !== null)) limits.set(`${target.upstream}/${target.model}`, limit)
+    })
+  }
+  return limits
 }
 
 export function resolveAlias(table: RoutingTable, name: string): Alias {

@@ -6,7 +6,8 @@
 --          4 daily request quota, 5 monthly token quota, 6 daily budget, 7 monthly budget
 --          (nano-dollars; -1: none), 8 budget reservation (nano-dollars), 9 request id,
 --          10 lease (ms), 11 how long an unsettled admission is remembered (ms)
--- Returns  {1, requests in window, tokens in window, ms until the oldest request leaves, epoch, day}: admitted
+-- Returns  {1, requests in window, tokens in window, ms until the oldest request leaves, epoch, day,
+--          then for each target resting after a 429 (target-rest.lua): its name, ms it still rests}: admitted
 --          (day: the UTC day counted in, days since 1970, for a release)
 --          {0, reason, retry after (ms), requests in window, tokens in window, ms until the oldest leaves}: refused
 --          {-1}: not seeded (the counters were lost, or never set): seed, then ask again
@@ -66,4 +67,15 @@ if reserve > 0 then
   redis.call('PEXPIRE', reservations, 3 * lease_ms)
 end
 redis.call('SET', 'cg:r:' .. id, '1', 'PX', remember_ms)
-return { 1, requests, tokens, until_oldest_leaves(rq_log, now), epoch, math.floor(now / DAY) }
+local admitted = { 1, requests, tokens, until_oldest_leaves(rq_log, now), epoch, math.floor(now / DAY) }
+-- The rests in force go with every admission: an instance learns of another's rest before its next
+-- request is sent, at no extra round trip. The hash is small: the targets that answered 429 lately.
+local rests = redis.call('HGETALL', 'cg:rests')
+for i = 1, #rests, 2 do
+  local left = tonumber(rests[i + 1]) - now
+  if left > 0 then
+    admitted[#admitted + 1] = rests[i]
+    admitted[#admitted + 1] = left
+  end
+end
+return admitted

@@ -5,6 +5,7 @@ import { RedisConnection } from './connection'
 import { RedisLimiter } from './limiter'
 import { PendingSettles } from './pending'
 import { RedisRequestLog } from './request-log'
+import { RedisTargetLimiter } from './target-limits'
 import { RedisUsageStream } from './usage-stream'
 
 export { limiterUnavailable } from './connection'
@@ -16,6 +17,8 @@ export const REMEMBER_MS = 7 * 86_400_000
 
 export interface SharedLimits {
   limiter: RedisLimiter
+  /** The provider accounts' rpm / tpm and the rests after their 429s, shared by the instances. */
+  targets: RedisTargetLimiter
   usage: RedisUsageStream
   /** The request log's stream, on the same connection. */
   requestLog: RedisRequestLog
@@ -49,9 +52,13 @@ export async function openSharedLimits(options: SharedLimitsOptions): Promise<Sh
   } catch (error) {
     log.error({ reason: (error as Error).message }, 'Redis (REDIS_URL) cannot be reached: requests are refused with 503 until it answers')
   }
-  const limiter = new RedisLimiter(redis, { instanceId, leaseMs: LEASE_MS, rememberMs: REMEMBER_MS, baseline, pending: PendingSettles.create(localBase), log })
+  const targets = new RedisTargetLimiter(redis, log)
+  const pending = PendingSettles.create(localBase)
+  const onRest = targets.heard.bind(targets)
+  const limiter = new RedisLimiter(redis, { instanceId, leaseMs: LEASE_MS, rememberMs: REMEMBER_MS, baseline, pending, log, onRest })
   return {
     limiter,
+    targets,
     usage: new RedisUsageStream(redis, usageStore, log),
     requestLog: new RedisRequestLog(redis, log),
     ping: async () => {

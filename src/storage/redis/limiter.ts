@@ -20,6 +20,8 @@ export interface RedisLimiterOptions {
   baseline: QuotaBaseline
   pending: PendingSettles
   log: Logger
+  /** Told of each target resting after a 429 that an admission reports: its name and the ms it still rests. */
+  onRest?(target: string, ms: number, now: number): void
 }
 
 const SETTLED: Promise<void> = Promise.resolve()
@@ -105,6 +107,7 @@ export class RedisLimiter implements Limiter {
       return { ok: false, state, ...refusalFor(hit, limits, retryMs) }
     }
     const [, requests, tokens, resetMs, epoch, day] = reply as [1, number, number, number, string, number]
+    for (let i = 6; i + 1 < reply.length; i += 2) this.options.onRest?.(String(reply[i]), Number(reply[i + 1]), now)
     const state = this.remember(keyId, limits, requests, tokens, resetMs, now)
     this.inFlight.set(id, { prefix, reserve: reserveNanos })
     let ended = false

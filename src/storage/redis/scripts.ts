@@ -21,4 +21,7 @@ export const SCRIPTS = {
   release: script('release'),
   renew: script('renew'),
   seed: script('seed'),
+  targetAdmit: script('target-admit'),
+  targetCharge: script('target-charge'),
+  targetRest: script('target-rest'),
 } as const
