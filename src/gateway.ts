@@ -26,6 +26,7 @@ import { CircuitBreakers } from './routing/circuit'
 import { UpstreamConnections } from './routing/connections'
 import type { RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
+import { openCacheStore } from './storage/cache'
 import type { SharedLimits } from './storage/redis'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
@@ -37,7 +38,6 @@ import { type ReasoningSealer, reasoningSealer } from './wire/pivot/sealed-reaso
 import { UsageJournal } from './usage/journal'
 import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
-import { TargetRouting } from './routing/target-routing'
 
 export const VERSION: string = pkg.version
 
@@ -185,6 +185,14 @@ function openRequestLog(env: GatewayEnv, stores: Stores, shared: SharedLimits | 
   return requestLog
 }
 
+/** Shut while usage cannot be made durable: says so when it shuts, and when it opens again. */
+const usageGate = (probe: () => Promise<void>, log: Logger): UsageGate =>
+  new UsageGate(probe, (failure) =>
+    failure === null
+      ? log.info('usage can be recorded again: serving resumes')
+      : log.error({ reason: failure }, 'usage cannot be recorded: requests are refused with 503 usage_unavailable until it can'),
+  )
+
 /** Opens the stores, applies the config and builds the in-memory routing and key tables. */
 export async function createGateway({ env, log, now = Date.now }: GatewayOptions): Promise<Gateway> {
   const config = loadGatewayConfig(env.configPath, providerKinds, env.vars)
@@ -248,12 +256,8 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         log,
         observer,
         requestLog: openRequestLog(env, stores, shared, observer, log, () => gateway),
-        targets: new TargetRouting(shared?.targets),
-        usage: new UsageGate(limits.probeUsage, (failure) =>
-          failure === null
-            ? log.info('usage can be recorded again: serving resumes')
-            : log.error({ reason: failure }, 'usage cannot be recorded: requests are refused with 503 usage_unavailable until it can'),
-        ),
+        cache: { store: await openCacheStore(env, config.cache, log, now()), settings: () => gateway.configFile.cache },
+        usage: usageGate(limits.probeUsage, log),
       },
       now,
       holdConnection: () => {},
@@ -330,6 +334,7 @@ export async function closeGateway(gateway: Gateway): Promise<void> {
     await gateway.serving.requestLog.stop()
   } finally {
     await gateway.shared?.close()
+    gateway.serving.cache?.store.close()
     await gateway.stores.close()
   }
 }

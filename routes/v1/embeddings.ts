@@ -15,7 +15,7 @@ export default defineRoute((gateway) =>
     ({ body, caller, request, set }) => {
       gateway.holdConnection(request)
       const record = recordOf(request)
-      const call = { caller, clientSignal: request.signal, headers: set.headers, record }
+      const call = { caller, clientSignal: request.signal, headers: set.headers, record, requestHeaders: request.headers }
       return serve(gateway.serving, call, embeddingsExchange(body as EmbeddingsRequest, rawBodyOf(request))) as Promise<Response>
     },
     {

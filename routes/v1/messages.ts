@@ -27,7 +27,7 @@ export default defineRoute((gateway) =>
         onRecordError: (error: unknown) =>
           gateway.log.warn({ request_id: record.id, reason: (error as Error).message }, 'a message thread turn could not be recorded'),
       }
-      const call = { caller, clientSignal: request.signal, headers: set.headers, record }
+      const call = { caller, clientSignal: request.signal, headers: set.headers, record, requestHeaders: request.headers }
       // A thread the gateway holds is claimed until this turn is recorded: whatever fails, it is let go.
       return serve(gateway.serving, call, messagesExchange(messagesRequest, rawBodyOf(request), context)).catch(async (error: unknown) => {
         await thread?.release()

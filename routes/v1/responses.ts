@@ -53,7 +53,7 @@ export default defineRoute((gateway) =>
           now: gateway.now,
           onRecordError: (error: unknown) => gateway.log.warn({ request_id: record.id, reason: (error as Error).message }, 'a response could not be stored'),
         }
-        const call = { caller, clientSignal: request.signal, headers: set.headers, record }
+        const call = { caller, clientSignal: request.signal, headers: set.headers, record, requestHeaders: request.headers }
         return serve(gateway.serving, call, responsesExchange(responsesRequest, rawBodyOf(request), context)) as Promise<Response>
       },
       {

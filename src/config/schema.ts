@@ -91,9 +91,16 @@ const TargetSchema = Type.Object(
     model: Type.String({ minLength: 1 }),
     weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     price: Type.Optional(PriceSchema),
-    // The provider account's own limits for this upstream and model: requests and tokens per minute.
-    rpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
-    tpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000_000 })),
+  },
+  strict,
+)
+
+/** An alias's exact response cache (src/cache/): off unless set. */
+const AliasCacheSchema = Type.Object(
+  {
+    ttl_s: Type.Integer({ minimum: 1, maximum: 30 * 86_400 }),
+    scope: Type.Optional(Type.Union([Type.Literal('key'), Type.Literal('tier'), Type.Literal('alias')])),
+    tool_calls: Type.Optional(Type.Boolean()),
   },
   strict,
 )
@@ -101,6 +108,7 @@ const TargetSchema = Type.Object(
 const AliasSchema = Type.Object(
   {
     strategy: Type.Optional(Type.String()),
+    cache: Type.Optional(AliasCacheSchema),
     targets: Type.Array(TargetSchema, { minItems: 1 }),
     hosted_tools: Type.Optional(Type.Union([Type.Literal('drop'), Type.Literal('refuse')])),
   },
@@ -120,6 +128,15 @@ export const ConfigFileSchema = Type.Object(
     usage: Type.Optional(Type.Object({ minute_retention_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366 })) }, strict)),
     conversations: Type.Optional(Type.Object({ responses_ttl_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3660 })) }, strict)),
     request_log: Type.Optional(RequestLogSchema),
+    cache: Type.Optional(
+      Type.Object(
+        {
+          max_entries: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
+          max_entry_bytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 * 1024 * 1024 })),
+        },
+        strict,
+      ),
+    ),
   },
   strict,
 )

@@ -89,19 +89,7 @@ export const UPSTREAM_COLUMNS = [
   'cooldownMs',
 ] as const
 
-export type RoutingStrategy = 'fallback' | 'weighted' | 'least_latency' | 'least_busy'
-
-/** The strategies an alias may name, as the config writes them. */
-export const ROUTING_STRATEGIES: readonly RoutingStrategy[] = ['fallback', 'weighted', 'least_latency', 'least_busy']
-
-/**
- * A provider account's own limits on one upstream and model (`rpm` / `tpm` on a target): shared by
- * every alias that names that upstream and model; null: no limit of that kind.
- */
-export interface TargetLimits {
-  rpm: number | null
-  tpm: number | null
-}
+export type RoutingStrategy = 'fallback' | 'weighted'
 
 /**
  * One model's prices in micro-dollars (1e-6 USD) per million tokens: USD per million with at most
@@ -130,11 +118,6 @@ export interface AliasSettings {
   targets: TargetSettings[]
   /** Hosted tools (web_search...) a target cannot run: left out and named (`drop`), or the request refused (`refuse`). */
   hostedTools: 'drop' | 'refuse'
-  /**
-   * Each target's `rpm` / `tpm`, by position; absent when no target of the alias has one. Kept in the
-   * alias's options (its targets' rows hold no more than they did).
-   */
-  targetLimits?: TargetLimits[]
 }
 
 /** The alias settings kept in an alias row's JSON options: every setting but its name, strategy and targets. */
@@ -162,6 +145,27 @@ export interface GatewayConfig {
   conversations: { responsesTtlDays: number }
   /** Per instance, like `http`: what this instance's request log keeps (src/request-log/). */
   requestLog: RequestLogSettings
+  /** Per instance, like `http`: the exact response cache's bounds and the aliases it serves (src/cache/). */
+  cache: CacheSettings
+}
+
+/** Whose answers a cached request may get: the same key's, its tier's, or any caller's of the alias. */
+export type CacheScope = 'key' | 'tier' | 'alias'
+
+/** An alias's `cache = { ttl_s, scope, tool_calls }`. */
+export interface AliasCacheSettings {
+  ttlMs: number
+  scope: CacheScope
+  /** Whether answers that call tools are kept too (off: an agent's tool call usually depends on the world). */
+  toolCalls: boolean
+}
+
+export interface CacheSettings {
+  maxEntries: number
+  /** An answer larger than this (its JSON text, in bytes) is not kept. */
+  maxEntryBytes: number
+  /** By alias name; an alias not here is not cached. */
+  aliases: ReadonlyMap<string, AliasCacheSettings>
 }
 
 /** Which requests keep their bodies in the request log: none, those that failed, or every one. */

@@ -8,6 +8,7 @@ import type { ChatRequest, StreamChunk } from '../wire/pivot/types'
 import { DEFAULT_OUTPUT_TOKENS, estimatedPromptTokens, inputBound } from '../spend/estimate'
 import { generatedChars } from '../wire/pivot/generated'
 import { hasMidSystem, placeMidSystem } from '../wire/openai-chat/mid-system'
+import { chunksOfCompletion } from '../cache/chunks'
 import type { EventStream, Exchange } from './exchange'
 
 const DONE = 'data: [DONE]\n\n'
@@ -74,5 +75,10 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
       inputTokens: inputBound(body?.text ?? JSON.stringify(request)),
       outputTokens: Number(request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_OUTPUT_TOKENS),
     }),
+    cache: {
+      requestText: body?.text ?? JSON.stringify(request),
+      replay: (answer, usage) =>
+        new ChunkRelay(request.model, request.stream_options?.include_usage === true).wire(chunksOfCompletion(JSON.parse(answer), usage)) + DONE,
+    },
   }
 }

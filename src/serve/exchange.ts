@@ -26,6 +26,15 @@ export interface Exchange {
   stream: StreamSide | null
   /** The most tokens the request may use (for what a budget reserves); asked only for keys with a budget. */
   tokenBound(): TokenBound
+  /** What the response cache needs (serve/cache.ts); absent: its answers are never cached (a message thread, a stored response). */
+  cache?: CacheSide
+}
+
+export interface CacheSide {
+  /** The request's JSON text as the caller sent it: its cache key is made from it. */
+  requestText: string
+  /** A cached JSON answer as this request's stream: the caller's whole SSE text, ended as its dialect ends. Absent for APIs that do not stream. */
+  replay?(answer: string, usage: Usage | null): string
 }
 
 export interface StreamSide {
@@ -71,4 +80,6 @@ export interface ServeCall {
   headers: Record<string, string | number>
   /** The request's record for its log line and metrics. */
   record: RequestRecord
+  /** The caller's request headers (the cache reads its directives from them); absent: none of note. */
+  requestHeaders?: Headers
 }

@@ -7,14 +7,18 @@ import { estimatedPromptTokens, inputBound } from '../spend/estimate'
 import { toMessageResponse } from '../wire/anthropic/answer-from-chat'
 import { droppedFromMessages, messagesFieldOf, openaiCannotServe } from '../wire/anthropic/cannot-serve'
 import { anthropicErrorBody } from '../wire/anthropic/errors'
-import { EventsFromChunks } from '../wire/anthropic/events-from-chunks'
+import { EventsFromChunks, sseEvent } from '../wire/anthropic/events-from-chunks'
 import { fromMessagesRequest } from '../wire/anthropic/request-to-chat'
 import { type ThinkingSigner, withoutGatewayThinking } from '../wire/anthropic/signature'
 import { GATEWAY_SIGNATURE_PREFIX } from '../wire/pivot/gateway-signature'
 import type { MessagesRequest } from '../wire/anthropic/types'
 import { toUsage } from '../wire/anthropic/usage'
 import { applyEdits, type JsonBody, replacement, withTopLevelValue } from '../wire/json-text'
-import type { Exchange } from './exchange'
+import { chunksOfCompletion } from '../cache/chunks'
+import { toChatCompletion } from '../wire/anthropic/answer-to-chat'
+import type { MessageResponse } from '../wire/anthropic/types'
+import type { Usage } from '../wire/pivot/types'
+import type { CacheSide, Exchange } from './exchange'
 import { type AnswerWatch, relayEvents, translateChunks } from './messages-streams'
 
 /**
@@ -66,6 +70,19 @@ function threadWatch(context: MessagesContext, target: Target): AnswerWatch | un
       if (answer) await recordTurn(context, answer, target)
     },
     failed: () => void turn.release().catch(context.onRecordError),
+  }
+}
+
+/** A Messages request's side of the cache: a cached message streams through the same translation as an OpenAI-shaped target's answer. */
+function cacheSide(request: MessagesRequest, body: JsonBody | undefined, id: string, signer: ThinkingSigner): CacheSide {
+  return {
+    requestText: body?.text ?? JSON.stringify(request),
+    replay(answer: string, usage: Usage | null) {
+      const completion = toChatCompletion(JSON.parse(answer) as MessageResponse, { json: null }, request.model, 0)
+      const events = new EventsFromChunks(request.model, { id, inputTokens: usage?.prompt_tokens ?? 0, sign: signer.sign })
+      const out = chunksOfCompletion(completion, usage).flatMap((chunk) => events.push(chunk))
+      return [...out, ...events.end()].map(sseEvent).join('')
+    },
   }
 }
 
@@ -148,5 +165,7 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
           }
         : null,
     tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(sent(false).request)), outputTokens: request.max_tokens }),
+    // A thread's turn depends on what the gateway holds of it, not on its text alone: never cached.
+    cache: thread ? undefined : cacheSide(request, body, id, signer),
   }
 }

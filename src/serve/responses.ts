@@ -11,6 +11,7 @@ import { type ToChat, toChatRequest } from '../wire/openai-responses/request-to-
 import type { InputItem, Response, ResponsesRequest } from '../wire/openai-responses/types'
 import { type ReasoningSealer, SEALED_REASONING_PREFIX, type SealedReasoning } from '../wire/pivot/sealed-reasoning'
 import type { ChatRequest } from '../wire/pivot/types'
+import { chunksOfCompletion, completionOfResponse } from '../cache/chunks'
 import type { Exchange } from './exchange'
 import { relayResponseEvents, usageOfResponse, withAliasModel } from './responses-native'
 import { responseEventsFromChunks } from './responses-streams'
@@ -116,14 +117,15 @@ function responsesTurn(request: ResponsesRequest, body: JsonBody | undefined, co
     translate,
     /** Hosted tools of the request this target cannot run. */
     unrun: (target: Target) => translate(target).hosted.filter((hosted) => !runsHosted(target, hosted.type)),
-    answerOptions: (target: Target) => ({
+    /** How the answer is named and sealed; without a target (a cached answer), for no upstream and the request's own tool names. */
+    answerOptions: (target: Target | null) => ({
       id,
       createdAt,
       completedAt: Math.floor(context.now() / 1000),
       seal: (reasoning: SealedReasoning) => sealer.seal(reasoning),
-      origin: target.upstream.kind,
+      origin: target?.upstream.kind ?? 'cache',
       includeEncrypted,
-      names: translate(target).names,
+      names: target ? translate(target).names : undefined,
     }),
     /** The caller's text for a native target, model replaced; rebuilt when the gateway holds the conversation. */
     nativeBody: (target: Target): string => nativeRequestText(request, body, target.model, previous),
@@ -203,5 +205,17 @@ export function responsesExchange(request: ResponsesRequest, body: JsonBody | un
       inputTokens: inputBound(body?.text ?? JSON.stringify(request)) + inputBound(JSON.stringify(turn.history)),
       outputTokens: request.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS,
     }),
+    // A stored response must be kept under its own id for previous_response_id: only unstored ones are cached.
+    cache:
+      request.store === false
+        ? {
+            requestText: body?.text ?? JSON.stringify(request),
+            replay(answer, usage) {
+              const events = new EventsFromChunks(request, turn.answerOptions(null))
+              const chunks = chunksOfCompletion(completionOfResponse(JSON.parse(answer), usage), usage)
+              return [...events.start(), ...chunks.flatMap((chunk) => events.push(chunk)), ...events.end()].map(sseEvent).join('')
+            },
+          }
+        : undefined,
   }
 }

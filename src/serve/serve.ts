@@ -15,12 +15,12 @@ import type { CircuitBreakers } from '../routing/circuit'
 import type { UpstreamConnections } from '../routing/connections'
 import { dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type RoutingTable, type Target } from '../routing/table'
-import type { TargetRouting } from '../routing/target-routing'
 import { estimateNanos } from '../spend/estimate'
 import { costNanos, formatUsd } from '../spend/price'
 import { NO_UPSTREAM, type UsageEntry } from '../usage/entry'
 import type { UsageGate } from '../usage/gate'
 import type { Usage } from '../wire/pivot/types'
+import { type CacheDeps, type CacheTurn, keepAnswer, lookUp, serveHit, streamKeeper } from './cache'
 import type { Exchange, ServeCall } from './exchange'
 import { type StreamEnd, type StreamOptions, streamResponse } from './stream-response'
 
@@ -42,8 +42,8 @@ export interface ServeDeps {
   usage: UsageGate
   /** Records each request's end, durably, in the same turn as its usage. */
   requestLog: RequestLog
-  /** This instance's measurements of the targets, and the providers' own limits and rests. */
-  targets: TargetRouting
+  /** The exact response cache (serve/cache.ts); null: none on this instance. */
+  cache: CacheDeps | null
 }
 
 /**
@@ -167,12 +167,6 @@ function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlin
       endAttempt(record, 'ok')
       metrics.attempts.inc(target.upstream.name, 'success')
     },
-    load: deps.targets.load,
-    targetLimiter: deps.targets.limiter,
-    onSkip: (target, skipped) => {
-      const at = performance.now() - record.start
-      ;(record.attemptLog ??= []).push({ upstream: target.upstream.name, model: target.model, startMs: at, endMs: at, outcome: 'skipped', skipped })
-    },
   }
 }
 
@@ -205,6 +199,8 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
   const alias = pricedTargets(caller, servableTargets(resolved, exchange))
   record.alias = alias.name
   authorizeAlias(caller, alias)
+  const cache = await lookUp(deps, call, alias.name, exchange)
+  if (cache?.hit) return serveHit(deps, call, alias.name, exchange, cache.hit)
   const admission = await deps.limiter.admit(caller.key.id, caller.limits, deps.now(), reservationNanos(caller, alias, exchange))
   setRateLimitHeaders(call.headers, admission.state)
   if (!admission.ok) {
@@ -220,7 +216,6 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
       metrics.inFlight.value--
       if (attempts.upstreamStart !== undefined) record.upstreamMs = performance.now() - attempts.upstreamStart
       if (estimated) record.usageEstimated = true
-      if (target && usage) deps.targets.charge(target, usage.prompt_tokens + usage.completion_tokens, deps.now())
       return admission.settle(usageEntry(deps, call, alias, target, usage, error)).catch((failure: unknown) => {
         throw deps.usage.failed(failure)
       })
@@ -237,7 +232,7 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
       record.deferred = true
       record.ttfbMs = Math.round(performance.now() - record.start)
       const count = ({ usage, failure, estimated }: StreamEnd) => settle(opened.target, usage, failure !== null, estimated)
-      const streamOptions = streamOptionsFor(deps, record, routing.drainMs, count)
+      const streamOptions = streamOptionsFor(deps, record, routing.drainMs, count, cache)
       return streamResponse(streamOptions, call, stream, opened)
     }
     const served = await dispatch(alias, options, (target, attempt) => exchange.complete(target, attempt))
@@ -247,6 +242,7 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
     record.responseBody = served.value.body
     // Counted and recorded before the response leaves: a response the client received is always in usage and the request log.
     await Promise.all([settle(served.target, served.value.usage, false), deps.requestLog.settle(record, 200)])
+    if (cache) keepAnswer(deps, cache, record.api!, served.value.body, served.value.usage, record.costNanos ?? 0)
     // A string, not a Response: the framework builds the one Response with every header at once.
     call.headers['content-type'] = 'application/json'
     call.headers[deps.headers.cost] = formatUsd(record.costNanos ?? 0)
@@ -259,17 +255,27 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
 }
 
 /** How a stream is relayed for this request: its end is counted (`count`), recorded in the request log and observed. */
-function streamOptionsFor(deps: ServeDeps, record: RequestRecord, drainMs: number, count: (end: StreamEnd) => Promise<void>): StreamOptions {
+function streamOptionsFor(
+  deps: ServeDeps,
+  record: RequestRecord,
+  drainMs: number,
+  count: (end: StreamEnd) => Promise<void>,
+  cache: CacheTurn | null,
+): StreamOptions {
   const answer = deps.requestLog.keepsBodies(record.tier) ? new StreamAnswer(record.api, MAX_ASSEMBLED_CHARS) : null
+  const kept = cache && streamKeeper(deps, cache, record.api!)
   return {
     headers: deps.headers,
     drainMs,
     onText: (text) => {
       noteAnswer(record, text)
       answer?.push(text)
+      kept?.push(text)
     },
     settle: (end) => {
       const committed = count(end)
+      // Only a stream that ended as it should is kept: never a broken or cut one.
+      if (kept && end.failure === null && !end.estimated) void committed.then(() => kept.keep(end.usage, record.costNanos ?? 0))
       if (answer) record.responseBody = answer.json()
       const failure = end.failure ?? undefined
       const logged = deps.requestLog.settle(record, 200, failure)

@@ -18,7 +18,7 @@ export default defineRoute((gateway) =>
       gateway.holdConnection(request)
       const record = recordOf(request)
       record.messages = chatRequest.messages
-      const call = { caller, clientSignal: request.signal, headers: set.headers, record }
+      const call = { caller, clientSignal: request.signal, headers: set.headers, record, requestHeaders: request.headers }
       return serve(gateway.serving, call, chatExchange(chatRequest, rawBodyOf(request))) as Promise<Response>
     },
     {
