@@ -38,6 +38,7 @@ import { type ReasoningSealer, reasoningSealer } from './wire/pivot/sealed-reaso
 import { UsageJournal } from './usage/journal'
 import { foldOrphanJournals, type UsagePipeline, UsageRecorder } from './usage/recorder'
 import { UsageReports } from './usage/reports'
+import { TargetRouting } from './routing/target-routing'
 
 export const VERSION: string = pkg.version
 
@@ -257,6 +258,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         observer,
         requestLog: openRequestLog(env, stores, shared, observer, log, () => gateway),
         cache: { store: await openCacheStore(env, config.cache, log, now()), settings: () => gateway.configFile.cache },
+        targets: new TargetRouting(shared?.targets),
         usage: usageGate(limits.probeUsage, log),
       },
       now,

@@ -13,6 +13,9 @@ import {
   KIND_FIELDS,
   type KindField,
   type RequestLogSettings,
+  ROUTING_STRATEGIES,
+  type RoutingStrategy,
+  type TargetLimits,
   type TargetSettings,
   type TierSettings,
   type UpstreamKindFacts,
@@ -118,6 +121,28 @@ function upstreamSettings(
 }
 
 /**
+ * The `rpm` / `tpm` of targets, by upstream and model: they are the provider account's limits, so two
+ * targets naming the same upstream and model may not disagree (one that names none takes the other's).
+ */
+class AccountLimits {
+  private readonly seen = new Map<string, { limits: TargetLimits; field: string }>()
+
+  constructor(private readonly fail: (field: string, message: string) => never) {}
+
+  note(target: { upstream: string; model: string; rpm?: number; tpm?: number }, field: string): TargetLimits {
+    const limits = { rpm: target.rpm ?? null, tpm: target.tpm ?? null }
+    if (limits.rpm === null && limits.tpm === null) return limits
+    const key = `${target.upstream}/${target.model}`
+    const earlier = this.seen.get(key)
+    if (!earlier) this.seen.set(key, { limits, field })
+    else if (earlier.limits.rpm !== limits.rpm || earlier.limits.tpm !== limits.tpm) {
+      this.fail(field, `upstream "${target.upstream}" model "${target.model}" has other rpm / tpm at ${earlier.field}: they are one account's limits, set them alike`)
+    }
+    return limits
+  }
+}
+
+/**
  * Validates a parsed config file and fills every default. Throws a GatewayError naming the first bad
  * field. `text` is what was parsed, for the hash; without it the hash is taken over `raw` as JSON.
  */
@@ -144,12 +169,13 @@ export function parseGatewayConfig(
   }
   const prices = new Map(Object.entries(file.prices ?? {}).map(([model, price]) => [model, parsePrice(price, `prices."${model}"`, fail)]))
 
+  const accountLimits = new AccountLimits(fail)
   const aliases = Object.entries(file.aliases ?? {}).map(([name, alias]): AliasSettings => {
     const field = `aliases."${name}"`
     if (!ALIAS_PATTERN.test(name)) throw configError(source, field, 'alias names look like <provider_prefix>/<alias_name>, e.g. "openai/fast"')
-    const strategy = alias.strategy ?? 'fallback'
-    if (strategy !== 'fallback' && strategy !== 'weighted') {
-      throw configError(source, `${field}.strategy`, `expected "fallback" or "weighted", got "${strategy}"`)
+    const strategy = (alias.strategy ?? 'fallback') as RoutingStrategy
+    if (!ROUTING_STRATEGIES.includes(strategy)) {
+      throw configError(source, `${field}.strategy`, `expected one of ${ROUTING_STRATEGIES.map((s) => `"${s}"`).join(', ')}, got "${strategy}"`)
     }
     const targets = alias.targets.map((target, i): TargetSettings => {
       const upstream = upstreamByName.get(target.upstream)
@@ -164,7 +190,10 @@ export function parseGatewayConfig(
     if (strategy === 'weighted' && targets.every((t) => t.weight === 0)) {
       throw configError(source, `${field}.targets`, 'a weighted alias needs at least one target with a weight above 0')
     }
-    return { name, strategy, targets, hostedTools: alias.hosted_tools ?? 'drop' }
+    const limits = alias.targets.map((target, i) => accountLimits.note(target, `${field}.targets[${i}]`))
+    const settings: AliasSettings = { name, strategy, targets, hostedTools: alias.hosted_tools ?? 'drop' }
+    if (limits.some((l) => l.rpm !== null || l.tpm !== null)) settings.targetLimits = limits
+    return settings
   })
 
   return {

@@ -91,6 +91,9 @@ const TargetSchema = Type.Object(
     model: Type.String({ minLength: 1 }),
     weight: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     price: Type.Optional(PriceSchema),
+    // The provider account's own limits for this upstream and model: requests and tokens per minute.
+    rpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+    tpm: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000_000_000 })),
   },
   strict,
 )

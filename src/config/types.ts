@@ -89,7 +89,19 @@ export const UPSTREAM_COLUMNS = [
   'cooldownMs',
 ] as const
 
-export type RoutingStrategy = 'fallback' | 'weighted'
+export type RoutingStrategy = 'fallback' | 'weighted' | 'least_latency' | 'least_busy'
+
+/** The strategies an alias may name, as the config writes them. */
+export const ROUTING_STRATEGIES: readonly RoutingStrategy[] = ['fallback', 'weighted', 'least_latency', 'least_busy']
+
+/**
+ * A provider account's own limits on one upstream and model (`rpm` / `tpm` on a target): shared by
+ * every alias that names that upstream and model; null: no limit of that kind.
+ */
+export interface TargetLimits {
+  rpm: number | null
+  tpm: number | null
+}
 
 /**
  * One model's prices in micro-dollars (1e-6 USD) per million tokens: USD per million with at most
@@ -118,6 +130,11 @@ export interface AliasSettings {
   targets: TargetSettings[]
   /** Hosted tools (web_search...) a target cannot run: left out and named (`drop`), or the request refused (`refuse`). */
   hostedTools: 'drop' | 'refuse'
+  /**
+   * Each target's `rpm` / `tpm`, by position; absent when no target of the alias has one. Kept in the
+   * alias's options (its targets' rows hold no more than they did).
+   */
+  targetLimits?: TargetLimits[]
 }
 
 /** The alias settings kept in an alias row's JSON options: every setting but its name, strategy and targets. */

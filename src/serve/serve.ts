@@ -15,6 +15,7 @@ import type { CircuitBreakers } from '../routing/circuit'
 import type { UpstreamConnections } from '../routing/connections'
 import { dispatch, type DispatchOptions } from '../routing/dispatch'
 import { type Alias, resolveAlias, type RoutingTable, type Target } from '../routing/table'
+import type { TargetRouting } from '../routing/target-routing'
 import { estimateNanos } from '../spend/estimate'
 import { costNanos, formatUsd } from '../spend/price'
 import { NO_UPSTREAM, type UsageEntry } from '../usage/entry'
@@ -44,6 +45,8 @@ export interface ServeDeps {
   requestLog: RequestLog
   /** The exact response cache (serve/cache.ts); null: none on this instance. */
   cache: CacheDeps | null
+  /** This instance's measurements of the targets, and the providers' own limits and rests. */
+  targets: TargetRouting
 }
 
 /**
@@ -167,6 +170,12 @@ function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlin
       endAttempt(record, 'ok')
       metrics.attempts.inc(target.upstream.name, 'success')
     },
+    load: deps.targets.load,
+    targetLimiter: deps.targets.limiter,
+    onSkip: (target, skipped) => {
+      const at = performance.now() - record.start
+      ;(record.attemptLog ??= []).push({ upstream: target.upstream.name, model: target.model, startMs: at, endMs: at, outcome: 'skipped', skipped })
+    },
   }
 }
 
@@ -216,6 +225,7 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
       metrics.inFlight.value--
       if (attempts.upstreamStart !== undefined) record.upstreamMs = performance.now() - attempts.upstreamStart
       if (estimated) record.usageEstimated = true
+      if (target && usage) deps.targets.charge(target, usage.prompt_tokens + usage.completion_tokens, deps.now())
       return admission.settle(usageEntry(deps, call, alias, target, usage, error)).catch((failure: unknown) => {
         throw deps.usage.failed(failure)
       })
