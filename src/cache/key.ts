@@ -6,12 +6,19 @@ const IGNORED = new Set(['stream', 'stream_options', 'user', 'metadata'])
 /** A JSON value written with every object's members in name order: one text for every spelling of one request. */
 function canonical(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonical(value[i] ?? null)
+    return out + ']'
+  }
   const record = value as Record<string, unknown>
-  const names = Object.keys(record)
-    .filter((name) => record[name] !== undefined)
-    .sort()
-  return `{${names.map((name) => `${JSON.stringify(name)}:${canonical(record[name])}`).join(',')}}`
+  let out = '{'
+  for (const name of Object.keys(record).sort()) {
+    const member = record[name]
+    if (member === undefined) continue
+    out += (out === '{' ? '' : ',') + JSON.stringify(name) + ':' + canonical(member)
+  }
+  return out + '}'
 }
 
 /** Who may read an entry: the scope names the owner, so two owners' entries never share a key. */
@@ -29,10 +36,10 @@ const ownerOf = (scope: CacheScope, owner: CacheOwner): string => (scope === 'ke
  */
 export function cacheKey(api: string, alias: string, scope: CacheScope, owner: CacheOwner, requestText: string): string {
   const body = JSON.parse(requestText) as Record<string, unknown>
-  const kept: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(body)) if (!IGNORED.has(name)) kept[name] = value
-  const hasher = new Bun.CryptoHasher('sha256')
-  hasher.update(`${api}\n${alias}\n${ownerOf(scope, owner)}\n`)
-  hasher.update(canonical(kept))
-  return hasher.digest('hex')
+  let kept = '{'
+  for (const name of Object.keys(body).sort()) {
+    if (IGNORED.has(name) || body[name] === undefined) continue
+    kept += (kept === '{' ? '' : ',') + JSON.stringify(name) + ':' + canonical(body[name])
+  }
+  return Bun.SHA256.hash(`${api}\n${alias}\n${ownerOf(scope, owner)}\n${kept}}`, 'hex')
 }

@@ -36,8 +36,13 @@ interface ServeDeps {
   requestLog: RequestLog
 }
 
-/** `x-svc-cache`, with the gateway's header brand: the request's directive and the answer's verdict. */
-const cacheHeader = (names: HeaderNames): string => names.tier.replace(/-tier$/, '-cache')
+/** `x-svc-cache`, with the gateway's header brand: the request's directive and the answer's verdict (made once per brand). */
+const cacheHeaders = new WeakMap<HeaderNames, string>()
+function cacheHeader(names: HeaderNames): string {
+  let header = cacheHeaders.get(names)
+  if (header === undefined) cacheHeaders.set(names, (header = names.tier.replace(/-tier$/, '-cache')))
+  return header
+}
 
 /** One request's dealings with the cache: its entry's key, what the caller asked, and the entry when it is a hit. */
 export interface CacheTurn {

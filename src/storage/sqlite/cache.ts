@@ -3,10 +3,13 @@ import { type CachedAnswer, CacheIndex, type ResponseCacheStore } from '../../ca
 
 /** Kept answers are written this often, together, in one transaction: a request never waits on a write. */
 const FLUSH_MS = 50
+/** Answers kept or read lately stay in memory up to this many bytes: a hot entry costs no read. */
+const HOT_BYTES = 64 * 1024 * 1024
 
 /**
  * The response cache in the SQLite file, kept across restarts. The index of live entries (key,
- * expiry, size) is in memory, read once at start: a miss reads nothing, a hit reads its one row.
+ * expiry, size) is in memory, read once at start: a miss reads nothing, a hit on an entry not among
+ * the hot ones (the last `HOT_BYTES` kept or read) reads its one row.
  * Writes wait in memory (still served from there) until the next flush, on a connection of its own
  * with a short busy timeout: a cache that cannot write drops the entry rather than slow a request.
  */
@@ -14,6 +17,8 @@ export class SqliteCacheStore implements ResponseCacheStore {
   private readonly sqlite: Database
   private readonly index: CacheIndex
   private readonly pending = new Map<string, CachedAnswer | null>()
+  private readonly hot = new Map<string, CachedAnswer>()
+  private hotBytes = 0
   private timer: Timer | null = null
   private readonly read
   private readonly write
@@ -47,28 +52,45 @@ export class SqliteCacheStore implements ResponseCacheStore {
 
   get(key: string, now: number): CachedAnswer | null {
     if (!this.index.live(key, now, this.drop)) return null
-    const waiting = this.pending.get(key)
-    if (waiting !== undefined) return waiting
+    const kept = this.hot.get(key)
+    if (kept) return kept
     const row = this.read.get(key)
     if (!row) return null
-    return {
-      body: row.body,
-      usage: row.usage === null ? null : JSON.parse(row.usage),
-      costNanos: row.cost_nanos,
-      createdAt: row.created_at,
-      expiresAt: row.expires_at,
+    const usage = row.usage === null ? null : (JSON.parse(row.usage) as CachedAnswer['usage'])
+    const answer: CachedAnswer = { body: row.body, usage, costNanos: row.cost_nanos, createdAt: row.created_at, expiresAt: row.expires_at }
+    this.warm(key, answer)
+    return answer
+  }
+
+  /** Holds the answer in memory, letting the oldest held ones go past the budget (they stay in the file). */
+  private warm(key: string, answer: CachedAnswer): void {
+    this.cool(key)
+    this.hot.set(key, answer)
+    this.hotBytes += answer.body.length
+    for (const [oldest] of this.hot) {
+      if (this.hotBytes <= HOT_BYTES) break
+      this.cool(oldest)
     }
+  }
+
+  private cool(key: string): void {
+    const held = this.hot.get(key)
+    if (!held) return
+    this.hot.delete(key)
+    this.hotBytes -= held.body.length
   }
 
   put(key: string, answer: CachedAnswer): void {
     const bytes = Buffer.byteLength(answer.body)
     if (bytes > this.maxEntryBytes) return
     this.pending.set(key, answer)
+    this.warm(key, answer)
     this.index.add(key, { expiresAt: answer.expiresAt, bytes }, this.drop)
     this.flushSoon()
   }
 
   private readonly drop = (key: string): void => {
+    this.cool(key)
     this.pending.set(key, null)
     this.flushSoon()
   }
@@ -99,7 +121,11 @@ export class SqliteCacheStore implements ResponseCacheStore {
         }
       })()
     } catch {
-      for (const [key, answer] of batch) if (answer !== null) this.index.forget(key)
+      for (const [key, answer] of batch) {
+        if (answer === null) continue
+        this.index.forget(key)
+        this.cool(key)
+      }
     }
   }
 

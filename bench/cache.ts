@@ -1,0 +1,168 @@
+/**
+ * Cache hits: a gateway whose bench alias has an exact response cache, asked the same request over
+ * and over, so every request after the first is a hit (JSON, and a stream made from the cached
+ * answer). Goal: a hit is faster than the bare proxy's round trip to the mock, in both forms.
+ *
+ *   bun bench/cache.ts [--runs 3] [--duration 10]      # the scenario alone, on its own mock and bare proxy (needs wrk)
+ *
+ * For `bun run bench`: `startCacheTarget(configPath, env, alias)` starts the gateway (its own
+ * database and key; `alias` gains `cache = { ttl_s = 86400, scope = "alias" }`) and gives its
+ * target; `describeCache(summary)` gives the report's lines and checks against the bare proxy.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { freePort, ROOT, start, waitForHealthy } from './processes'
+import { wrk } from './wrk'
+
+/** The row this scenario adds, and the row it is compared with (run.ts's names). */
+export const CACHE_HIT = 'cache hit'
+const BARE = 'bare proxy'
+/** The scenarios it runs in. */
+export const CACHE_SCENARIOS = ['json c32', 'stream c32']
+
+export interface CacheTarget {
+  name: string
+  url: string
+  headers: Record<string, string>
+  model: string
+  pid: number
+  scenarios: string[]
+}
+
+/** `configPath` (TOML) as JSON with a cache on `alias`: every caller's repeat of a request is a hit. */
+function cachedConfig(configPath: string, alias: string, dir: string): string {
+  const config = Bun.TOML.parse(readFileSync(configPath, 'utf8')) as { aliases: Record<string, Record<string, unknown>> }
+  const settings = config.aliases[alias]
+  if (!settings) throw new Error(`the bench config has no alias "${alias}"`)
+  settings.cache = { ttl_s: 86_400, scope: 'alias' }
+  const path = join(dir, 'gateway-cache.json')
+  writeFileSync(path, JSON.stringify(config))
+  return path
+}
+
+/** Starts the cached gateway on `configPath` (its tier `bench`), `alias` being the model it is asked for. */
+export async function startCacheTarget(
+  configPath: string,
+  env: Record<string, string>,
+  alias: string,
+): Promise<{ target: CacheTarget; dispose(): Promise<void> }> {
+  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-cache-'))
+  const gatewayEnv = { ...env, GATEWAY_CONFIG: cachedConfig(configPath, alias, work), GATEWAY_DB: join(work, 'gateway.sqlite') }
+  const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, ...gatewayEnv },
+  })
+  const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
+  const port = await freePort()
+  const child = start(['bun', 'src/main.ts'], { ...gatewayEnv, PORT: String(port) })
+  await waitForHealthy(`http://127.0.0.1:${port}/health`)
+  return {
+    target: {
+      name: CACHE_HIT,
+      url: `http://127.0.0.1:${port}`,
+      headers: { Authorization: `Bearer ${key}` },
+      model: alias,
+      pid: child.pid,
+      scenarios: CACHE_SCENARIOS,
+    },
+    async dispose() {
+      child.kill('SIGTERM')
+      await child.exited
+      rmSync(work, { recursive: true, force: true })
+    },
+  }
+}
+
+type Summary = Record<string, Record<string, { rps: number; p50: number; p99: number }>>
+
+/** The report's lines (hits over the bare proxy, per scenario) and the checks: hits faster than the bare proxy. */
+export function describeCache(summary: Summary): { lines: string[]; checks: [string, boolean][] } {
+  const lines: string[] = []
+  const checks: [string, boolean][] = []
+  for (const scenario of CACHE_SCENARIOS) {
+    const hit = summary[scenario]?.[CACHE_HIT]
+    const bare = summary[scenario]?.[BARE]
+    if (!hit || !bare) continue
+    const ratio = hit.rps / bare.rps
+    lines.push(
+      `cache ${scenario}: hits ${hit.rps.toFixed(0)} req/s (p50 ${hit.p50.toFixed(3)} ms, p99 ${hit.p99.toFixed(3)} ms), bare proxy ${bare.rps.toFixed(0)} req/s (p50 ${bare.p50.toFixed(3)} ms): ${ratio.toFixed(2)} x`,
+    )
+    checks.push([`cache hits ${scenario} req/s > bare proxy`, ratio > 1])
+    checks.push([`cache hits ${scenario} p50 < bare proxy`, hit.p50 < bare.p50])
+  }
+  return { lines, checks }
+}
+
+const config = (mockPort: number) => `
+[tiers.bench]
+requests_per_minute = 100000000
+tokens_per_minute = 1000000000000
+max_concurrent = 100000
+
+[upstreams.mock]
+kind = "openai"
+base_url = "http://127.0.0.1:${mockPort}/v1"
+
+[aliases."bench/fast"]
+targets = [{ upstream = "mock", model = "bench-model" }]
+`
+
+/** The scenario alone: its own mock and bare proxy, the two taking turns in each run; medians. */
+async function main(runs: number, seconds: number): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-cache-config-'))
+  const mockPort = await freePort()
+  const mock = start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
+  await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
+  const barePort = await freePort()
+  const bareProxy = start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
+  await waitForHealthy(`http://127.0.0.1:${barePort}/`)
+  const configPath = join(work, 'gateway.toml')
+  writeFileSync(configPath, config(mockPort))
+  const cached = await startCacheTarget(configPath, {}, 'bench/fast')
+  const targets = [{ name: BARE, url: `http://127.0.0.1:${barePort}`, headers: {}, model: 'bench-model' }, cached.target]
+  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number }[]>> = {}
+  for (let run = 1; run <= runs; run++) {
+    for (const scenario of CACHE_SCENARIOS) {
+      for (const target of targets) {
+        const body = JSON.stringify({
+          model: target.model,
+          messages: [{ role: 'user', content: 'Say something about foxes.' }],
+          ...(scenario.startsWith('stream') ? { stream: true } : {}),
+        })
+        const url = `${target.url}/v1/chat/completions`
+        await wrk(url, 32, 2, body, target.headers)
+        const result = await wrk(url, 32, seconds, body, target.headers)
+        ;((samples[scenario] ??= {})[target.name] ??= []).push(result)
+        console.error(`run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, errors ${result.errors}`)
+      }
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+  const summary: Summary = {}
+  for (const [scenario, byTarget] of Object.entries(samples)) {
+    for (const [target, results] of Object.entries(byTarget)) {
+      ;(summary[scenario] ??= {})[target] = {
+        rps: median(results.map((r) => r.rps)),
+        p50: median(results.map((r) => r.p50)),
+        p99: median(results.map((r) => r.p99)),
+      }
+    }
+  }
+  const { lines, checks } = describeCache(summary)
+  console.log([...lines, ...checks.map(([name, ok]) => `${ok ? 'PASS' : 'MISS'}  ${name}`)].join('\n'))
+  await cached.dispose()
+  bareProxy.kill('SIGTERM')
+  mock.kill('SIGTERM')
+  rmSync(work, { recursive: true, force: true })
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { runs: { type: 'string', default: '3' }, duration: { type: 'string', default: '10' } },
+  })
+  await main(Number(values.runs), Number(values.duration))
+  process.exit(0)
+}
