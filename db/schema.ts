@@ -92,6 +92,8 @@ export const usageDaily = sqliteTable(
     totalTokens: integer('total_tokens').notNull().default(0),
     /** Spend in nano-dollars (1e-9 USD): the sum of each request's exact cost. */
     costNanos: integer('cost_nanos').notNull().default(0),
+    /** What response cache hits saved, in nano-dollars: the cost of the answers they repeated. */
+    cacheSavedNanos: integer('cache_saved_nanos').notNull().default(0),
     latencyMsSum: integer('latency_ms_sum').notNull().default(0),
   },
   (table) => [
@@ -124,6 +126,7 @@ export const usageMinute = sqliteTable(
     promptTokens: integer('prompt_tokens').notNull().default(0),
     completionTokens: integer('completion_tokens').notNull().default(0),
     costNanos: integer('cost_nanos').notNull().default(0),
+    cacheSavedNanos: integer('cache_saved_nanos').notNull().default(0),
     latencyMsSum: integer('latency_ms_sum').notNull().default(0),
     ...latencyBuckets,
   },

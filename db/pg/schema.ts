@@ -99,6 +99,8 @@ export const usageDaily = pgTable(
     totalTokens: big('total_tokens').notNull().default(0),
     /** Spend in nano-dollars (1e-9 USD): the sum of each request's exact cost. */
     costNanos: big('cost_nanos').notNull().default(0),
+    /** What response cache hits saved, in nano-dollars (see db/schema.ts). */
+    cacheSavedNanos: big('cache_saved_nanos').notNull().default(0),
     latencyMsSum: big('latency_ms_sum').notNull().default(0),
   },
   (table) => [primaryKey({ columns: [table.keyId, table.date, table.alias, table.upstream] }), index('usage_daily_date').on(table.date)],
@@ -123,6 +125,8 @@ export const usageMinute = pgTable(
     promptTokens: big('prompt_tokens').notNull().default(0),
     completionTokens: big('completion_tokens').notNull().default(0),
     costNanos: big('cost_nanos').notNull().default(0),
+    /** What response cache hits saved, in nano-dollars (see db/schema.ts). */
+    cacheSavedNanos: big('cache_saved_nanos').notNull().default(0),
     latencyMsSum: big('latency_ms_sum').notNull().default(0),
     ...latencyBuckets,
   },
