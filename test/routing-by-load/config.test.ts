@@ -25,7 +25,7 @@ const messageOf = (fn: () => unknown): string => {
 
 describe('config: strategies and target limits', () => {
   test('the four strategies are taken; anything else is refused, naming the field and the choices', () => {
-    for (const strategy of ['fallback', 'weighted', 'least_latency', 'least_busy']) {
+    for (const strategy of ['fallback', 'weighted', 'least_latency', 'least_busy'] as const) {
       expect(parse({ 'a/b': { strategy, targets: [{ upstream: 'up', model: 'm' }] } }).aliases[0]!.strategy).toBe(strategy)
     }
     const message = messageOf(() => parse({ 'a/b': { strategy: 'fastest', targets: [{ upstream: 'up', model: 'm' }] } }))
@@ -37,7 +37,12 @@ describe('config: strategies and target limits', () => {
     expect(messageOf(() => parse({ 'a/b': { targets: [{ upstream: 'up', model: 'm', rpm: 0 }] } }))).toContain('aliases."a/b".targets[0].rpm')
     expect(messageOf(() => parse({ 'a/b': { targets: [{ upstream: 'up', model: 'm', tpm: 1.5 }] } }))).toContain('aliases."a/b".targets[0].tpm')
     const config = parse({
-      'a/b': { targets: [{ upstream: 'up', model: 'm' }, { upstream: 'other', model: 'm', rpm: 30, tpm: 1000 }] },
+      'a/b': {
+        targets: [
+          { upstream: 'up', model: 'm' },
+          { upstream: 'other', model: 'm', rpm: 30, tpm: 1000 },
+        ],
+      },
       'a/c': { targets: [{ upstream: 'up', model: 'm' }] },
     })
     expect(config.aliases[0]!.targetLimits).toEqual([
