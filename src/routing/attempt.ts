@@ -18,7 +18,13 @@ export interface AttemptScope extends AttemptContext {
  * Starts an attempt on one of the instance's upstream connections, taken here (or refused with the
  * 503 `upstream_connection_limit`) and given back when the attempt ends, exactly once.
  */
-export function startAttempt(target: Target, connections: UpstreamConnections, clientSignal: AbortSignal, timeoutMs: number, connectTimeoutMs: number): AttemptScope {
+export function startAttempt(
+  target: Target,
+  connections: UpstreamConnections,
+  clientSignal: AbortSignal,
+  timeoutMs: number,
+  connectTimeoutMs: number,
+): AttemptScope {
   connections.acquire()
   const controller = new AbortController()
   const name = target.upstream.name

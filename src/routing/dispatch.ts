@@ -133,7 +133,6 @@ const abortableSleep = (ms: number, signal: AbortSignal): Promise<void> =>
     signal.addEventListener('abort', onAbort, { once: true })
   })
 
-
 /** An attempt that failed: its error, and whether the target now rests (its 429 said until when). */
 interface Failed {
   error: UpstreamError

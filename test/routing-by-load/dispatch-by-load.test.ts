@@ -179,7 +179,7 @@ describe("providers' own limits", () => {
     expect((await dispatch(aliasOf('fallback', capped), options, async (t) => t.upstream.name)).value).toBe('capped')
   })
 
-  test("an upstream 429 with retry-after rests the target: the next target serves at once, nothing reaches it until the rest ends", async () => {
+  test('an upstream 429 with retry-after rests the target: the next target serves at once, nothing reaches it until the rest ends', async () => {
     const { clock, options, skips } = harness()
     const limited = target('limited')
     const spare = target('spare')

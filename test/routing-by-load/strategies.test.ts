@@ -153,7 +153,10 @@ describe('least_busy through the gateway', () => {
       const next = pending[0]!
       clock.now = Math.max(clock.now, next.due)
       const list = next.name === 'fast' ? fast.held : slow.held
-      list.splice(list.findIndex((h) => h.release === next.release), 1)
+      list.splice(
+        list.findIndex((h) => h.release === next.release),
+        1,
+      )
       next.release()
     }
     // Callers share one budget of requests, so all 50 keep one request going until it is spent.
@@ -181,7 +184,10 @@ describe('least_busy through the gateway', () => {
     let steadyFastMost = 0
     for (let released = 2; released < total; released++) {
       // Every caller's request is at an upstream before the next one is let go: the run is the same on any machine.
-      await waitFor(() => arrived() === Math.min(total, released + 50), () => `${released + 50} requests at the upstreams (${arrived()} there)`)
+      await waitFor(
+        () => arrived() === Math.min(total, released + 50),
+        () => `${released + 50} requests at the upstreams (${arrived()} there)`,
+      )
       if (released >= 2 + 100) {
         steadySlowMost = Math.max(steadySlowMost, slow.inFlight)
         steadyFastMost = Math.max(steadyFastMost, fast.inFlight)
