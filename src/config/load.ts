@@ -136,7 +136,10 @@ class AccountLimits {
     const earlier = this.seen.get(key)
     if (!earlier) this.seen.set(key, { limits, field })
     else if (earlier.limits.rpm !== limits.rpm || earlier.limits.tpm !== limits.tpm) {
-      this.fail(field, `upstream "${target.upstream}" model "${target.model}" has other rpm / tpm at ${earlier.field}: they are one account's limits, set them alike`)
+      this.fail(
+        field,
+        `upstream "${target.upstream}" model "${target.model}" has other rpm / tpm at ${earlier.field}: they are one account's limits, set them alike`,
+      )
     }
     return limits
   }
