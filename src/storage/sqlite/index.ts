@@ -4,7 +4,7 @@ import { SqliteConversationStore } from './conversations'
 import { SqliteKeyStore } from './keys'
 import { openSqlite } from './open'
 import { sqliteQuotaBaseline } from './quota-baseline'
-import { SqliteRequestLogStore } from './request-log'
+import { openSqliteRequestLog } from './request-log'
 import { SqliteUsageStore } from './usage'
 import { SqliteUsageReads } from './usage-reads'
 
@@ -12,6 +12,7 @@ import { SqliteUsageReads } from './usage-reads'
 export function openSqliteStores(path: string): Stores {
   const database = openSqlite(path)
   const ping = database.sqlite.query('SELECT 1')
+  const requestLog = openSqliteRequestLog(database)
   return {
     backend: 'sqlite',
     keys: new SqliteKeyStore(database.db),
@@ -20,10 +21,13 @@ export function openSqliteStores(path: string): Stores {
     usageReads: new SqliteUsageReads(database.db),
     quotaBaseline: sqliteQuotaBaseline(database.db),
     conversations: new SqliteConversationStore(database.db),
-    requestLog: new SqliteRequestLogStore(database.db, database.path),
+    requestLog: requestLog.store,
     journalBase: database.path,
     changes: null,
     ping: async () => void ping.get(),
-    close: async () => database.close(),
+    close: async () => {
+      requestLog.close()
+      database.close()
+    },
   }
 }

@@ -5,7 +5,7 @@ import type { Database } from 'bun:sqlite'
 import { inThreadWriter } from '../../request-log/journal'
 import { PRUNE_BATCH, type RequestLogStore, type RequestQuery, type RequestWriter } from '../../request-log/store'
 import { workerWriter } from './request-log-writer'
-import type { Db } from './open'
+import { type Db, openSqlite, type SqliteDatabase } from './open'
 
 /** The filters of a listing, as one condition (undefined: none). */
 function filterOf(query: RequestQuery): SQL | undefined {
@@ -32,6 +32,18 @@ export function rowWriter(sqlite: Database): (rows: LogRow[]) => void {
   return sqlite.transaction((rows: LogRow[]) => {
     for (const r of rows) insert.run(r.uid, r.id, r.at, r.keyId, r.alias, r.upstream, r.status, r.errorType, r.record)
   })
+}
+
+/**
+ * The request log of a SQLite database: in a file of its own beside it (`<database>.requests.sqlite`,
+ * the same schema, of which only request_log is used), so that writing thousands of records never
+ * holds the lock that usage, keys and the config write under (a writer waiting on SQLite's lock
+ * sleeps, on the event loop); in memory, in the database itself.
+ */
+export function openSqliteRequestLog(database: SqliteDatabase): { store: SqliteRequestLogStore; close(): void } {
+  if (database.path === null) return { store: new SqliteRequestLogStore(database.db, null), close: () => {} }
+  const own = openSqlite(`${database.path}.requests.sqlite`)
+  return { store: new SqliteRequestLogStore(own.db, own.path), close: () => own.close() }
 }
 
 /** The request log on SQLite. A file's journal is written by a worker thread of its own (request-log-writer.ts). */
