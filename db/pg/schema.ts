@@ -191,3 +191,17 @@ export const requestLog = pgTable(
   },
   (table) => [index('request_log_at').on(table.at, table.uid), index('request_log_id').on(table.id), index('request_log_key').on(table.keyId, table.at)],
 )
+
+/** The response cache (see db/schema.ts): in step with SQLite's; a cluster keeps its cache in Redis. */
+export const responseCache = pgTable(
+  'response_cache',
+  {
+    key: text('key').primaryKey(),
+    body: text('body').notNull(),
+    usage: text('usage'),
+    costNanos: big('cost_nanos').notNull(),
+    createdAt: big('created_at').notNull(),
+    expiresAt: big('expires_at').notNull(),
+  },
+  (table) => [index('response_cache_created_at').on(table.createdAt)],
+)
