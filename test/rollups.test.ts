@@ -62,6 +62,7 @@ describe('per-minute rollups', () => {
       prompt_tokens: 30,
       completion_tokens: 15,
       cost_usd: 0.000003003,
+      cache_saved_usd: 0,
       p50_ms: 10,
       p95_ms: 45,
     })
@@ -72,6 +73,7 @@ describe('per-minute rollups', () => {
       prompt_tokens: 0,
       completion_tokens: 0,
       cost_usd: 0,
+      cache_saved_usd: 0,
       p50_ms: null,
       p95_ms: null,
     })

@@ -118,4 +118,5 @@ export const UsageCounterFields = {
   completion_tokens: Int(),
   total_tokens: Int(),
   cost_usd: t.Number({ description: 'Spend in USD: the sum of each request’s exact cost, to the nano-dollar' }),
+  cache_saved_usd: t.Number({ description: 'What response cache hits saved, in USD: the cost of the answers they repeated (a hit itself costs nothing)' }),
 }

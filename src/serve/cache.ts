@@ -115,8 +115,8 @@ function realState(state: LimitState, limits: KeyLimits): LimitState {
   return { ...state, tokenLimit: limits.tokensPerMinute, tokensRemaining: Math.max(0, limits.tokensPerMinute - tokens) }
 }
 
-/** The usage entry of a hit: one request, no tokens, no cost. */
-const hitEntry = (deps: ServeDeps, caller: Caller, alias: string, start: number): UsageEntry => ({
+/** The usage entry of a hit: one request, no tokens, no cost, and what it saved. */
+const hitEntry = (deps: ServeDeps, caller: Caller, alias: string, start: number, savedNanos: number): UsageEntry => ({
   keyId: caller.key.id,
   alias,
   upstream: CACHE_UPSTREAM,
@@ -124,6 +124,7 @@ const hitEntry = (deps: ServeDeps, caller: Caller, alias: string, start: number)
   promptTokens: 0,
   completionTokens: 0,
   costNanos: 0,
+  cacheSavedNanos: savedNanos,
   latencyMs: performance.now() - start,
   at: deps.now(),
 })
@@ -146,7 +147,7 @@ export async function serveHit(deps: ServeDeps, call: ServeCall, aliasName: stri
   const body = exchange.stream ? exchange.cache!.replay!(hit.body, hit.usage) : hit.body
   noteAnswer(record, body)
   record.responseBody = hit.body
-  const settled = admission.settle(hitEntry(deps, caller, aliasName, record.start)).catch((failure: unknown) => {
+  const settled = admission.settle(hitEntry(deps, caller, aliasName, record.start, hit.costNanos)).catch((failure: unknown) => {
     throw deps.usage.failed(failure)
   })
   await Promise.all([settled, deps.requestLog.settle(record, 200)])

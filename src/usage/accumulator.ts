@@ -12,6 +12,8 @@ interface Counts {
   promptTokens: number
   completionTokens: number
   costNanos: number
+  /** What response cache hits saved. */
+  cacheSavedNanos: number
   latencyMsSum: number
 }
 
@@ -36,6 +38,7 @@ function addCounts(into: Counts, from: Counts): void {
   into.promptTokens += from.promptTokens
   into.completionTokens += from.completionTokens
   into.costNanos += from.costNanos
+  into.cacheSavedNanos += from.cacheSavedNanos
   into.latencyMsSum += from.latencyMsSum
 }
 
@@ -66,6 +69,7 @@ export class UsageTotals {
         promptTokens: 0,
         completionTokens: 0,
         costNanos: 0,
+        cacheSavedNanos: 0,
         latencyMsSum: 0,
         latencyCounts: new Array<number>(LATENCY_BUCKETS).fill(0),
       }
@@ -76,6 +80,7 @@ export class UsageTotals {
     row.promptTokens += entry.promptTokens
     row.completionTokens += entry.completionTokens
     row.costNanos += entry.costNanos
+    row.cacheSavedNanos += entry.cacheSavedNanos ?? 0
     row.latencyMsSum += Math.round(entry.latencyMs)
     row.latencyCounts[latencyBucket(entry.latencyMs)]!++
   }

@@ -8,6 +8,8 @@ export interface UsageEntry {
   completionTokens: number
   /** Its exact cost in nano-dollars (1e-9 USD); 0 on an unpriced target. */
   costNanos: number
+  /** A response cache hit: what it saved (the cost of the answer it repeated), in nano-dollars. */
+  cacheSavedNanos?: number
   latencyMs: number
   /** When it ended (ms since the epoch): the minute and UTC day it is counted in. */
   at: number

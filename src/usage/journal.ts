@@ -27,15 +27,21 @@ export type EncodedEntry = [
   at: number,
   /** Absent in journals written before spend was counted. */
   costNanos?: number,
-  /** Present only for entries that wait to be settled with a shared limiter. */
-  admissionId?: string,
-  admissionEpoch?: string,
+  /** Present only for entries that wait to be settled with a shared limiter (null: none, before a saving). */
+  admissionId?: string | null,
+  admissionEpoch?: string | null,
+  /** Present only for response cache hits. */
+  cacheSavedNanos?: number,
 ]
 
 /** An entry as one JSON array: journals and the Redis usage stream store entries this way. */
 export function encodeEntry(e: UsageEntry): EncodedEntry {
   const encoded: EncodedEntry = [e.keyId, e.alias, e.upstream, e.error ? 1 : 0, e.promptTokens, e.completionTokens, e.latencyMs, e.at, e.costNanos]
   if (e.admissionId !== undefined) encoded.push(e.admissionId, e.admissionEpoch ?? '')
+  if (e.cacheSavedNanos) {
+    if (e.admissionId === undefined) encoded.push(null, null)
+    encoded.push(e.cacheSavedNanos)
+  }
   return encoded
 }
 
@@ -51,9 +57,11 @@ export function decodeEntry([
   costNanos = 0,
   admissionId,
   admissionEpoch,
+  cacheSavedNanos,
 ]: EncodedEntry): UsageEntry {
   const entry: UsageEntry = { keyId, alias, upstream, error: error === 1, promptTokens, completionTokens, costNanos, latencyMs, at }
-  if (admissionId !== undefined) {
+  if (cacheSavedNanos) entry.cacheSavedNanos = cacheSavedNanos
+  if (admissionId !== undefined && admissionId !== null) {
     // The epoch tells a settle sent twice from one whose admission Redis lost: without it a replay counts again.
     entry.admissionId = admissionId
     entry.admissionEpoch = admissionEpoch ?? ''

@@ -23,6 +23,8 @@ export interface SeriesPoint {
   prompt_tokens: number
   completion_tokens: number
   cost_usd: number
+  /** What response cache hits saved in the bucket. */
+  cache_saved_usd: number
   p50_ms: number | null
   p95_ms: number | null
 }
@@ -80,8 +82,9 @@ export function usageRange(from: string | undefined, to: string | undefined, now
 
 /** Totals of stored rows; spend is added up in nano-dollars, so the total is the exact sum of the rows. */
 function totalsOf(rows: StoredUsageRow[]): UsageCounters {
-  const totals: UsageCounters = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0 }
+  const totals: UsageCounters = { requests: 0, errors: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost_usd: 0, cache_saved_usd: 0 }
   let costNanos = 0
+  let savedNanos = 0
   for (const row of rows) {
     totals.requests += row.requests
     totals.errors += row.errors
@@ -89,12 +92,18 @@ function totalsOf(rows: StoredUsageRow[]): UsageCounters {
     totals.completion_tokens += row.completion_tokens
     totals.total_tokens += row.total_tokens
     costNanos += row.cost_nanos
+    savedNanos += row.cache_saved_nanos
   }
   totals.cost_usd = usd(costNanos)
+  totals.cache_saved_usd = usd(savedNanos)
   return totals
 }
 
-const reportRow = ({ cost_nanos, ...row }: StoredUsageRow): UsageRow => ({ ...row, cost_usd: usd(cost_nanos) })
+const reportRow = ({ cost_nanos, cache_saved_nanos, ...row }: StoredUsageRow): UsageRow => ({
+  ...row,
+  cost_usd: usd(cost_nanos),
+  cache_saved_usd: usd(cache_saved_nanos),
+})
 
 /**
  * The read side of usage: reports and time series. `flush` makes everything recorded so far
@@ -159,6 +168,7 @@ export class UsageReports {
       prompt_tokens: 0,
       completion_tokens: 0,
       cost_usd: 0,
+      cache_saved_usd: 0,
       p50_ms: null,
       p95_ms: null,
     }))
@@ -172,6 +182,7 @@ export class UsageReports {
         point.prompt_tokens = bucket.promptTokens
         point.completion_tokens = bucket.completionTokens
         point.cost_usd = usd(bucket.costNanos)
+        point.cache_saved_usd = usd(bucket.cacheSavedNanos)
         if (percentiles) {
           point.p50_ms = percentileMs(bucket.latencyCounts, 0.5)
           point.p95_ms = percentileMs(bucket.latencyCounts, 0.95)

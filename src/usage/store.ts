@@ -28,6 +28,8 @@ export interface UsageCounters {
   total_tokens: number
   /** Spend in USD: the sum of each request's exact cost (nano-dollar precision). */
   cost_usd: number
+  /** What response cache hits saved, in USD: the cost of the answers they repeated (they cost nothing). */
+  cache_saved_usd: number
 }
 
 /** A row of a usage report: one key's use of an alias through an upstream on one UTC day. */
@@ -41,8 +43,9 @@ export interface UsageRow extends UsageCounters {
 }
 
 /** A report row as stored: spend as integer nano-dollars, which reports turn into `cost_usd`. */
-export interface StoredUsageRow extends Omit<UsageRow, 'cost_usd'> {
+export interface StoredUsageRow extends Omit<UsageRow, 'cost_usd' | 'cache_saved_usd'> {
   cost_nanos: number
+  cache_saved_nanos: number
 }
 
 /** Which counters a report or series covers: absent filters match everything. */
@@ -68,6 +71,7 @@ export interface BucketSums {
   promptTokens: number
   completionTokens: number
   costNanos: number
+  cacheSavedNanos: number
   /** Per latency bucket; empty when the sums come from the daily table. */
   latencyCounts: number[]
 }

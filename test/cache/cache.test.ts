@@ -233,6 +233,15 @@ describe('the exact response cache, on SQLite', () => {
     expect(record.cache_saved_usd).toBeGreaterThan(0)
     const metrics = await (await admin('/metrics')).text()
     expect(metrics).toMatch(/chatgate_cache_requests_total\{alias="openai\/cached",result="hit"\} [1-9]/)
+    // In usage: the hit is a request with no tokens and no cost, under the upstream (cache), and what it saved is reported.
+    const day = new Date().toISOString().slice(0, 10)
+    const usage = (await (await fetch(`${gateway.url}/v1/usage?from=${day}&to=${day}`, { headers: { authorization: `Bearer ${small}` } })).json()) as any
+    const cached = usage.data.find((row: any) => row.upstream === '(cache)')
+    expect(cached).toMatchObject({ requests: 1, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 })
+    expect(cached.cache_saved_usd).toBe(record.cache_saved_usd)
+    expect(usage.totals.cache_saved_usd).toBe(record.cache_saved_usd)
+    const series = (await (await admin(`/admin/usage/series?bucket=minute`)).json()) as any
+    expect(series.data.reduce((sum: number, point: any) => sum + point.cache_saved_usd, 0)).toBeGreaterThan(0)
     const saved = /chatgate_cache_saved_usd_total\{alias="openai\/cached"\} ([0-9.e-]+)/.exec(metrics)
     expect(Number(saved?.[1])).toBeGreaterThan(0)
   })

@@ -21,6 +21,7 @@ const PointSchema = t.Object({
   prompt_tokens: Int(),
   completion_tokens: Int(),
   cost_usd: t.Number(),
+  cache_saved_usd: t.Number(),
   p50_ms: t.Union([t.Number(), t.Null()]),
   p95_ms: t.Union([t.Number(), t.Null()]),
 })

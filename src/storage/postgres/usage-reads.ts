@@ -39,6 +39,7 @@ export class PgUsageReads implements UsageReadStore {
           completion_tokens: usageDaily.completionTokens,
           total_tokens: usageDaily.totalTokens,
           cost_nanos: usageDaily.costNanos,
+          cache_saved_nanos: usageDaily.cacheSavedNanos,
           latency_ms_sum: usageDaily.latencyMsSum,
         })
         .from(usageDaily)
@@ -68,6 +69,7 @@ export class PgUsageReads implements UsageReadStore {
           prompt: total(usageMinute.promptTokens),
           completion: total(usageMinute.completionTokens),
           cost: total(usageMinute.costNanos),
+          saved: total(usageMinute.cacheSavedNanos),
           latency: sql<string[]>`array[${sql.join(
             LAT.map((column) => total(column)),
             sql`, `,
@@ -83,6 +85,7 @@ export class PgUsageReads implements UsageReadStore {
         promptTokens: Number(row.prompt),
         completionTokens: Number(row.completion),
         costNanos: Number(row.cost),
+        cacheSavedNanos: Number(row.saved),
         latencyCounts: row.latency.map(Number),
       }))
     })
@@ -98,6 +101,7 @@ export class PgUsageReads implements UsageReadStore {
           prompt: total(usageDaily.promptTokens),
           completion: total(usageDaily.completionTokens),
           cost: total(usageDaily.costNanos),
+          saved: total(usageDaily.cacheSavedNanos),
         })
         .from(usageDaily)
         .where(and(gte(usageDaily.date, from), lte(usageDaily.date, to), ...filterOn(usageDaily, filter)))
@@ -109,6 +113,7 @@ export class PgUsageReads implements UsageReadStore {
         promptTokens: Number(row.prompt),
         completionTokens: Number(row.completion),
         costNanos: Number(row.cost),
+        cacheSavedNanos: Number(row.saved),
         latencyCounts: [],
       }))
     })

@@ -20,6 +20,7 @@ const DAY_COUNTERS = {
   completionTokens: usageDaily.completionTokens,
   totalTokens: usageDaily.totalTokens,
   costNanos: usageDaily.costNanos,
+  cacheSavedNanos: usageDaily.cacheSavedNanos,
   latencyMsSum: usageDaily.latencyMsSum,
 }
 const MINUTE_COUNTERS: Record<string, PgColumn> = {
@@ -28,6 +29,7 @@ const MINUTE_COUNTERS: Record<string, PgColumn> = {
   promptTokens: usageMinute.promptTokens,
   completionTokens: usageMinute.completionTokens,
   costNanos: usageMinute.costNanos,
+  cacheSavedNanos: usageMinute.cacheSavedNanos,
   latencyMsSum: usageMinute.latencyMsSum,
   ...Object.fromEntries(Array.from({ length: LATENCY_BUCKETS }, (_, i) => [`lat${i}`, (getTableColumns(usageMinute) as Record<string, PgColumn>)[`lat${i}`]!])),
 }

@@ -44,6 +44,7 @@ export class SqliteUsageReads implements UsageReadStore {
         completion_tokens: usageDaily.completionTokens,
         total_tokens: usageDaily.totalTokens,
         cost_nanos: usageDaily.costNanos,
+        cache_saved_nanos: usageDaily.cacheSavedNanos,
         latency_ms_sum: usageDaily.latencyMsSum,
       })
       .from(usageDaily)
@@ -58,7 +59,7 @@ export class SqliteUsageReads implements UsageReadStore {
     const rows = this.db.$client
       .prepare(
         `SELECT (minute / ?1) AS b, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost_nanos) AS cost,
-                ${LAT_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ')}
+                sum(cache_saved_nanos) AS saved, ${LAT_COLUMNS.map((c) => `sum(${c}) AS ${c}`).join(', ')}
          FROM usage_minute WHERE minute >= ?2 AND minute < ?3 ${where} GROUP BY b`,
       )
       .all(step, from, to, ...params) as Record<string, number>[]
@@ -69,6 +70,7 @@ export class SqliteUsageReads implements UsageReadStore {
       promptTokens: row.prompt!,
       completionTokens: row.completion!,
       costNanos: row.cost!,
+      cacheSavedNanos: row.saved!,
       latencyCounts: LAT_COLUMNS.map((c) => row[c]!),
     }))
   }
@@ -77,10 +79,11 @@ export class SqliteUsageReads implements UsageReadStore {
     const { where, params } = filterSql(filter)
     const rows = this.db.$client
       .prepare(
-        `SELECT date, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost_nanos) AS cost
+        `SELECT date, sum(requests) AS requests, sum(errors) AS errors, sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost_nanos) AS cost,
+                sum(cache_saved_nanos) AS saved
          FROM usage_daily WHERE date >= ?1 AND date <= ?2 ${where} GROUP BY date`,
       )
-      .all(from, to, ...params) as { date: string; requests: number; errors: number; prompt: number; completion: number; cost: number }[]
+      .all(from, to, ...params) as { date: string; requests: number; errors: number; prompt: number; completion: number; cost: number; saved: number }[]
     return rows.map((row) => ({
       bucket: Date.parse(`${row.date}T00:00:00Z`) / 86_400_000,
       requests: row.requests,
@@ -88,6 +91,7 @@ export class SqliteUsageReads implements UsageReadStore {
       promptTokens: row.prompt,
       completionTokens: row.completion,
       costNanos: row.cost,
+      cacheSavedNanos: row.saved,
       latencyCounts: [],
     }))
   }

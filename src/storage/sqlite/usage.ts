@@ -35,6 +35,7 @@ export class SqliteUsageStore implements UsageStore {
         completionTokens: p('completionTokens'),
         totalTokens: p('totalTokens'),
         costNanos: p('costNanos'),
+        cacheSavedNanos: p('cacheSavedNanos'),
         latencyMsSum: p('latencyMsSum'),
       })
       .onConflictDoUpdate({
@@ -46,6 +47,7 @@ export class SqliteUsageStore implements UsageStore {
           completionTokens: sql`${usageDaily.completionTokens} + excluded.completion_tokens`,
           totalTokens: sql`${usageDaily.totalTokens} + excluded.total_tokens`,
           costNanos: sql`${usageDaily.costNanos} + excluded.cost_nanos`,
+          cacheSavedNanos: sql`${usageDaily.cacheSavedNanos} + excluded.cache_saved_nanos`,
           latencyMsSum: sql`${usageDaily.latencyMsSum} + excluded.latency_ms_sum`,
         },
       })
@@ -60,6 +62,7 @@ export class SqliteUsageStore implements UsageStore {
       'prompt_tokens',
       'completion_tokens',
       'cost_nanos',
+      'cache_saved_nanos',
       'latency_ms_sum',
       ...LAT_COLUMNS,
     ]
@@ -99,6 +102,7 @@ export class SqliteUsageStore implements UsageStore {
             m.promptTokens,
             m.completionTokens,
             m.costNanos,
+            m.cacheSavedNanos,
             m.latencyMsSum,
             ...m.latencyCounts,
           )
