@@ -45,6 +45,7 @@ export default defineRoute((gateway) =>
         record.messages = responsesRequest.input
         const previousId = responsesRequest.previous_response_id
         const previous = previousId ? await gateway.responses.previous(previousId, caller.key.id) : null
+        responsesRequest.input = await gateway.responses.withReferencesResolved(responsesRequest.input, caller.key.id)
         const context = {
           keyId: caller.key.id,
           sealer: gateway.sealer,

@@ -5,6 +5,7 @@
  * the upstream that holds it, so the next turn, GET and DELETE go there. No I/O besides the store.
  */
 import { notFound } from '../errors'
+import { responseIdOfItem } from '../wire/openai-responses/common'
 import type { InputItem, OutputItem, Response } from '../wire/openai-responses/types'
 import { type ConversationStore, expiryOf, type RecordRef } from './store'
 
@@ -47,6 +48,8 @@ export interface ResponsesStoreOptions {
 export const responseNotFound = (id: string, param?: string) =>
   notFound(`No response found with id "${id}"`, { code: param ? 'previous_response_not_found' : 'response_not_found', param })
 
+const isReference = (item: InputItem): boolean => (item as { type?: unknown }).type === 'item_reference' && typeof (item as { id?: unknown }).id === 'string'
+
 export class ResponsesStore {
   constructor(
     private readonly store: ConversationStore,
@@ -65,6 +68,32 @@ export class ResponsesStore {
     const history: InputItem[] = []
     for (const record of chain) history.push(...(record.request as StoredInput).input, ...((record.answer as StoredOutput).output as InputItem[]))
     return { at: 'gateway', id, history }
+  }
+
+  /**
+   * The input with each `item_reference` to an item of a response this key holds here replaced by
+   * that item (reasoning sealed as stored), as OpenAI resolves them: clients that store (the Vercel
+   * AI SDK) send earlier items by reference. A reference to anything else (an upstream's item, an
+   * unknown id) is left as sent: a native target resolves its own, a translated one refuses it.
+   */
+  async withReferencesResolved(input: string | InputItem[] | undefined, keyId: string): Promise<string | InputItem[] | undefined> {
+    if (!Array.isArray(input) || !input.some(isReference)) return input
+    const outputs = new Map<string, OutputItem[] | null>()
+    const resolved: InputItem[] = []
+    for (const item of input) {
+      const responseId = isReference(item) ? responseIdOfItem((item as { id: string }).id) : null
+      if (responseId === null) {
+        resolved.push(item)
+        continue
+      }
+      if (!outputs.has(responseId)) {
+        const found = await this.find({ keyId, id: responseId })
+        outputs.set(responseId, found?.at === 'gateway' ? found.output : null)
+      }
+      const target = outputs.get(responseId)?.find((output) => (output as { id?: string }).id === (item as { id: string }).id)
+      resolved.push(target ? (target as InputItem) : item)
+    }
+    return resolved
   }
 
   /** Keeps a translated response: its input items and its output items (reasoning sealed). */

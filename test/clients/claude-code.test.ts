@@ -354,44 +354,29 @@ describe(`Claude Code ${CLAUDE_CODE_VERSION}, headless, through the gateway`, ()
     },
   ]
 
-  /** The exception docs/clients/README.md names. */
-  const GEMINI_LAST_BLOCK =
-    'a Gemini text answer’s thought signature streams after the text, as a thinking block after the text block, and `claude -p` prints the last block'
-  const knownFailure = (column: TargetKind) => (column === 'gemini' ? GEMINI_LAST_BLOCK : undefined)
-
   for (const { column, alias, marker, calls, thinkingBack } of clouds) {
     sideBySide(
       `${column} (${alias}): a prompt without tools completes and its answer is printed`,
-      matrix.cell(
-        'prompt',
-        column,
-        async () => {
-          const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], 'bearer')
-          expectSuccess(run, marker)
-          expect(sentBy(calls(), run).length).toBeGreaterThan(0)
-        },
-        knownFailure(column),
-      ),
+      matrix.cell('prompt', column, async () => {
+        const run = await claude(['-p', 'Say hello: chatgate-prompt-marker', '--model', alias, '--tools', ''], 'bearer')
+        expectSuccess(run, marker)
+        expect(sentBy(calls(), run).length).toBeGreaterThan(0)
+      }),
     )
 
     sideBySide(
       `${column} (${alias}): a tool loop with thinking: the model calls Bash, Claude Code runs it, the call's thinking goes back with the result`,
-      matrix.cell(
-        'tool-loop',
-        column,
-        async () => {
-          const run = await claude(
-            // `[[call:Bash]]`: the Bedrock and Gemini fakes call the tool it names (Claude Code offers a placeholder tool first).
-            ['-p', 'Run the marker command and tell me what it printed [[call:Bash]]', '--model', alias, '--tools', 'Bash', '--allowedTools', ALLOWED],
-            'bearer',
-          )
-          expectSuccess(run, marker, TOOL_OUTPUT)
-          const followUp = sentBy(calls(), run).find((call) => call.text.includes(TOOL_OUTPUT))
-          if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
-          thinkingBack(followUp)
-        },
-        knownFailure(column),
-      ),
+      matrix.cell('tool-loop', column, async () => {
+        const run = await claude(
+          // `[[call:Bash]]`: the Bedrock and Gemini fakes call the tool it names (Claude Code offers a placeholder tool first).
+          ['-p', 'Run the marker command and tell me what it printed [[call:Bash]]', '--model', alias, '--tools', 'Bash', '--allowedTools', ALLOWED],
+          'bearer',
+        )
+        expectSuccess(run, marker, TOOL_OUTPUT)
+        const followUp = sentBy(calls(), run).find((call) => call.text.includes(TOOL_OUTPUT))
+        if (!followUp) throw new Error(`the tool's output never reached the upstream:\n${explain(run)}`)
+        thinkingBack(followUp)
+      }),
     )
   }
 

@@ -78,11 +78,6 @@ describe(`Vercel AI SDK (${VERSIONS}): openai(model), the Responses API, through
   const context = (from: number) => () =>
     `the SDK sent:\n${describeResponsesExchanges(exchanges.slice(from))}\n--- gateway log (tail)\n${cg.gateway.output().slice(-3000)}`
 
-  /** The exception docs/clients/README.md names. */
-  const ITEM_REFERENCE =
-    'a Gemini model thinks unasked; the SDK, storing by default, refers to the reasoning item by item_reference, which the gateway does not resolve for a translated upstream'
-  const knownFailure = (kind: string) => (kind === 'gemini' || kind === 'vertex' ? ITEM_REFERENCE : undefined)
-
   for (const { kind, alias, marker } of RESPONSES_TARGETS) {
     const expectFinal = (text: string) => {
       if (marker) expect(text).toContain(toolLoopAnswer(marker, WEATHER.answer))
@@ -91,42 +86,32 @@ describe(`Vercel AI SDK (${VERSIONS}): openai(model), the Responses API, through
 
     test(
       `${kind} (${alias}): generateText with a tool: the call, the tool's result, the final text`,
-      matrix.cell(
-        'generate-text-tools',
-        kind,
-        async () => {
-          const from = exchanges.length
-          const result = await explained(() => generateText({ model: provider(alias), tools, stopWhen: isStepCount(3), prompt, maxRetries: 0 }), context(from))
-          expect(result.steps.length).toBe(2)
-          expectFinal(result.text)
-          expect(exchanges.slice(from).every((e) => new URL(e.url).pathname === '/v1/responses')).toBe(true)
-        },
-        knownFailure(kind),
-      ),
+      matrix.cell('generate-text-tools', kind, async () => {
+        const from = exchanges.length
+        const result = await explained(() => generateText({ model: provider(alias), tools, stopWhen: isStepCount(3), prompt, maxRetries: 0 }), context(from))
+        expect(result.steps.length).toBe(2)
+        expectFinal(result.text)
+        expect(exchanges.slice(from).every((e) => new URL(e.url).pathname === '/v1/responses')).toBe(true)
+      }),
     )
 
     test(
       `${kind} (${alias}): streamText with a tool: the call, the tool's result, the final text`,
-      matrix.cell(
-        'stream-text-tools',
-        kind,
-        async () => {
-          const from = exchanges.length
-          const text = await explained(async () => {
-            const result = streamText({ model: provider(alias), tools, stopWhen: isStepCount(3), prompt, maxRetries: 0 })
-            let streamed = ''
-            for await (const part of result.fullStream) {
-              if (part.type === 'error') throw part.error
-              if (part.type === 'text-delta') streamed += part.text
-            }
-            expect((await result.steps).length).toBe(2)
-            return streamed
-          }, context(from))
-          expectFinal(text)
-          expect(exchanges.slice(from).every((e) => e.body?.stream === true)).toBe(true)
-        },
-        knownFailure(kind),
-      ),
+      matrix.cell('stream-text-tools', kind, async () => {
+        const from = exchanges.length
+        const text = await explained(async () => {
+          const result = streamText({ model: provider(alias), tools, stopWhen: isStepCount(3), prompt, maxRetries: 0 })
+          let streamed = ''
+          for await (const part of result.fullStream) {
+            if (part.type === 'error') throw part.error
+            if (part.type === 'text-delta') streamed += part.text
+          }
+          expect((await result.steps).length).toBe(2)
+          return streamed
+        }, context(from))
+        expectFinal(text)
+        expect(exchanges.slice(from).every((e) => e.body?.stream === true)).toBe(true)
+      }),
     )
 
     test(

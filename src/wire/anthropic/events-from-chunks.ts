@@ -1,4 +1,5 @@
 /** OpenAI chat.completion.chunk objects as Anthropic Messages stream events: an OpenAI-shaped target's stream to an Anthropic caller. */
+import { isGatewaySignature } from '../pivot/gateway-signature'
 import type * as OpenAI from '../pivot/types'
 import { toolInputOf } from './common'
 import type * as Anthropic from './types'
@@ -34,6 +35,8 @@ export class EventsFromChunks {
   private finish: string | null = null
   /** The open thinking block's text, while it has no signature: the gateway signs it when the block closes. */
   private unsigned: string | null = null
+  /** Whether a text block was written: a signature arriving after it, with no tool call, is left out (see below). */
+  private wroteText = false
   /** The usage the chunks reported (OpenAI's shape: what the gateway counts). */
   usage: OpenAI.Usage | null = null
 
@@ -50,6 +53,17 @@ export class EventsFromChunks {
     this.unsigned = null
     if (this.open !== null) out.push({ type: 'content_block_stop', index: this.index })
     this.open = null
+  }
+
+  /**
+   * A gateway-wrapped signature with no thinking, arriving after the answer's text in a turn without
+   * tool calls: Gemini signs a text answer on its last part, so a stream gives it last. Anthropic's
+   * format has thinking before text, and clients that show the last block (`claude -p`) would show
+   * an empty thinking block instead of the answer; Google does not require a text part's signature
+   * back (only function calls'), so it is left out here. JSON answers put it first and keep it.
+   */
+  private lateSignature(block: OpenAI.ThinkingBlock & { type: 'thinking' }): boolean {
+    return this.wroteText && this.calls.size === 0 && block.thinking === '' && typeof block.signature === 'string' && isGatewaySignature(block.signature)
   }
 
   private ensure(kind: 'text' | 'thinking', out: Anthropic.StreamEvent[]): void {
@@ -88,6 +102,7 @@ export class EventsFromChunks {
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'thinking_delta', thinking: delta.reasoning_content } })
     }
     for (const block of delta.thinking_blocks ?? []) {
+      if (block.type === 'thinking' && this.lateSignature(block)) continue
       if (block.type === 'thinking') {
         // The signature of the reasoning streamed so far (or the whole block, if none was).
         if (this.open !== 'thinking' && block.thinking !== '') {
@@ -110,6 +125,7 @@ export class EventsFromChunks {
     for (const text of [delta.content, delta.refusal]) {
       if (typeof text !== 'string' || text === '') continue
       this.ensure('text', out)
+      this.wroteText = true
       out.push({ type: 'content_block_delta', index: this.index, delta: { type: 'text_delta', text } })
     }
     for (const fragment of delta.tool_calls ?? []) {

@@ -42,6 +42,12 @@ export function itemIds(responseId: string): ItemIds {
   }
 }
 
+/** The response an item id made by itemIds belongs to (`rs_abc_1` → `resp_abc`); null for any other id. */
+export function responseIdOfItem(itemId: string): string | null {
+  const match = /^(?:msg|rs|fc|ctc)_([A-Za-z0-9]+)(?:_\d+)?$/.exec(itemId)
+  return match ? `resp_${match[1]}` : null
+}
+
 export interface ItemIds {
   message(n: number): string
   reasoning(n: number): string
