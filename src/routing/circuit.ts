@@ -1,7 +1,7 @@
 import type { Target } from './table'
 
 /** A circuit's name: one breaker per upstream and model. */
-export const targetKey = (target: Target): string => `${target.upstream.name}/${target.model}`
+export const targetKey = (target: Target): string => target.key ?? `${target.upstream.name}/${target.model}`
 
 export type CircuitState = 'closed' | 'open' | 'half_open'
 

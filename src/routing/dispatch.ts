@@ -101,14 +101,21 @@ function openAttempt(target: Target, options: DispatchOptions, timeoutMs: number
 }
 
 /** The attempt that answered, handed to the caller with the one way to end it. */
-function answered<T>(target: Target, value: T, scope: AttemptScope, options: DispatchOptions, measure?: Measure, span?: AttemptSpan): Dispatched<T> {
+function answered<T>(
+  target: Target,
+  value: T,
+  scope: AttemptScope,
+  options: DispatchOptions,
+  measured?: { load: TargetLoad; measure: Measure },
+  span?: AttemptSpan,
+): Dispatched<T> {
   const { circuits, now } = options
   const key = targetKey(target)
   let finished = false
   const finish = (outcome: AttemptOutcome, reason?: GatewayError) => {
     if (finished) return
     finished = true
-    if (measure) options.load!.ended(measure, outcome === 'ok')
+    if (measured) measured.load.ended(measured.measure, outcome === 'ok')
     span?.ended(outcome, reason)
     if (outcome !== 'ok') scope.abort(reason ?? clientClosed())
     scope.end()
@@ -150,8 +157,10 @@ class Search<T> {
   private lastError: UpstreamError | undefined
   private attempts = 0
   private readonly skips: Skip[] = []
-  /** Targets tried or passed over so far. */
-  private readonly seen = new Set<Target>()
+  /** Targets tried or passed over so far; kept only under a load-following strategy (for `slow`). */
+  private readonly seen: Set<Target> | null
+  /** Where attempts are measured: only for the strategies that follow the measurements. */
+  private readonly load: TargetLoad | undefined
   private readonly deadline: number
   private readonly random: () => number
   // Each attempt gets a client span when the request is traced; looked up once, not per attempt.
@@ -167,6 +176,9 @@ class Search<T> {
     this.random = options.random ?? Math.random
     this.trace = traceOf(options.clientSignal)
     this.plan = planTargets(alias, options.load, this.random)
+    const following = alias.strategy === 'least_latency' || alias.strategy === 'least_busy'
+    this.load = following ? options.load : undefined
+    this.seen = following ? new Set() : null
   }
 
   async run(): Promise<Dispatched<T>> {
@@ -190,7 +202,7 @@ class Search<T> {
   }
 
   private skipped(target: Target, skip: Skip): false {
-    this.seen.add(target)
+    this.seen?.add(target)
     this.skips.push(skip)
     this.options.onSkip?.(target, skip.reason)
     return false
@@ -198,13 +210,13 @@ class Search<T> {
 
   /** Under a load-following strategy, targets configured before this one and not yet asked were ranked behind it: `slow`. */
   private passOver(target: Target): void {
-    this.seen.add(target)
-    const { strategy, targets } = this.alias
-    if (strategy !== 'least_latency' && strategy !== 'least_busy') return
-    for (const other of targets) {
+    const seen = this.seen
+    if (seen === null) return
+    seen.add(target)
+    for (const other of this.alias.targets) {
       if (other === target) return
-      if (this.seen.has(other)) continue
-      this.seen.add(other)
+      if (seen.has(other)) continue
+      seen.add(other)
       this.options.onSkip?.(other, 'slow')
     }
   }
@@ -256,15 +268,16 @@ class Search<T> {
     const span = this.trace?.attempt(target, this.attempts)
     if (span) scope.trace = span.headers
     options.onAttempt(target, this.attempts)
-    const measure = options.load?.started(target, probe)
+    const load = this.load
+    const measure = load?.started(target, probe)
     try {
       const value = await this.call(target, scope)
-      if (measure) options.load!.answered(measure)
+      if (measure) load!.answered(measure)
       span?.answered()
       options.onSuccess?.(target)
-      return answered(target, value, scope, options, measure, span)
+      return answered(target, value, scope, options, measure && { load: load!, measure }, span)
     } catch (error) {
-      if (measure) options.load!.ended(measure, false)
+      if (measure) load!.ended(measure, false)
       const reason = error instanceof GatewayError ? error : clientClosed()
       span?.failed(reason)
       // The attempt is over: hang up on the upstream if it is still sending (a body past its cap).

@@ -18,6 +18,8 @@ export interface Target {
   price: ModelPrice | null
   /** The provider account's rpm / tpm for this upstream and model, whichever alias set them; absent: none. */
   limits?: TargetLimits
+  /** "upstream/model", made once (see targetKey). */
+  key?: string
 }
 
 /** The mock costs nothing unless the config prices it. */
@@ -96,8 +98,9 @@ export function buildRoutingTable(
       const entry = providers.get(target.upstream)
       if (!entry) throw internalError(`alias "${stored_.name}" points at unknown upstream "${target.upstream}"`)
       const price = target.price ?? prices.get(target.model) ?? (entry.settings.kind === 'mock' ? FREE : null)
-      const built: Target = { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight, price }
-      const limit = limits.get(`${target.upstream}/${target.model}`)
+      const key = `${target.upstream}/${target.model}`
+      const built: Target = { upstream: entry.settings, provider: entry.provider, model: target.model, weight: target.weight, price, key }
+      const limit = limits.get(key)
       if (limit) built.limits = limit
       return built
     })
