@@ -63,8 +63,20 @@ async function loadSeries() {
     xs,
     [data.map((p) => p.prompt_tokens), data.map((p) => p.completion_tokens)],
   )
-  draw('chart-spend', [{ label: 'USD', stroke: '#b7791f' }], xs, [data.map((p) => p.cost_usd)])
-  $('chart-spend').dataset.total = usd(data.reduce((sum, p) => sum + Math.round(p.cost_usd * 1e9), 0) / 1e9)
+  // Beside what was spent, what response cache hits saved (the cost of the answers they repeated).
+  draw(
+    'chart-spend',
+    [
+      { label: 'spent', stroke: '#b7791f' },
+      { label: 'saved by the cache', stroke: '#1e8e3e' },
+    ],
+    xs,
+    [data.map((p) => p.cost_usd), data.map((p) => p.cache_saved_usd)],
+  )
+  const sumUsd = (field) => usd(data.reduce((sum, p) => sum + Math.round(p[field] * 1e9), 0) / 1e9)
+  $('chart-spend').dataset.total = sumUsd('cost_usd')
+  $('chart-spend').dataset.saved = sumUsd('cache_saved_usd')
+  $('spend-saved').textContent = data.some((p) => p.cache_saved_usd > 0) ? `, ${sumUsd('cache_saved_usd')} saved by the cache` : ''
   // Latency exists only where there were requests: join the points across quiet buckets.
   draw(
     'chart-latency',
