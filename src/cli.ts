@@ -248,7 +248,8 @@ async function usage(_: string[], values: Values, out: (line: string) => void): 
   out(rows.length === 0 ? 'No usage in that period.' : table(rows, columns))
   const t = report.totals
   out(
-    `Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens, $${formatUsd(nanosOfUsd(t.cost_usd))}`,
+    `Total: ${t.requests} requests, ${t.errors} errors, ${t.prompt_tokens} prompt + ${t.completion_tokens} completion = ${t.total_tokens} tokens, $${formatUsd(nanosOfUsd(t.cost_usd))}` +
+      (t.cache_saved_usd > 0 ? `; $${formatUsd(nanosOfUsd(t.cache_saved_usd))} saved by the response cache` : ''),
   )
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { tempDir, writeConfig } from '../support/gateway'
+import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { openapiErrors, streamEventErrors } from '../support/openapi'
 import { type GatewayProcess, spawnGateway } from '../support/process'
@@ -240,6 +240,8 @@ describe('the exact response cache, on SQLite', () => {
     expect(cached).toMatchObject({ requests: 1, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 })
     expect(cached.cache_saved_usd).toBe(record.cache_saved_usd)
     expect(usage.totals.cache_saved_usd).toBe(record.cache_saved_usd)
+    const cli = Bun.spawnSync(['bun', 'src/cli.ts', 'usage', '--json', '--key', small.slice(0, 12)], { cwd: ROOT, env: { ...process.env, ...env } })
+    expect((JSON.parse(cli.stdout.toString()) as any).totals.cache_saved_usd).toBe(record.cache_saved_usd)
     const series = (await (await admin(`/admin/usage/series?bucket=minute`)).json()) as any
     expect(series.data.reduce((sum: number, point: any) => sum + point.cache_saved_usd, 0)).toBeGreaterThan(0)
     const saved = /chatgate_cache_saved_usd_total\{alias="openai\/cached"\} ([0-9.e-]+)/.exec(metrics)
