@@ -48,6 +48,9 @@ targets = [{ upstream = "capped", model = "m", rpm = 30 }, { upstream = "spare",
 [aliases."cap/only"]
 targets = [{ upstream = "capped", model = "solo", rpm = 30 }]
 
+[aliases."tpm/x"]
+targets = [{ upstream = "capped", model = "tpm-model", tpm = 20 }, { upstream = "spare", model = "tpm-model" }]
+
 [aliases."rest/x"]
 targets = [{ upstream = "limited", model = "m" }, { upstream = "backup", model = "m" }]
 `
@@ -129,6 +132,17 @@ describeWithServers('routing by load in a cluster (3 processes, one Redis, one P
     }, 'a request of cap/x served by spare in the request log')
     expect(record.attempts[0]).toMatchObject({ upstream: 'capped', model: 'm', skipped: 'rpm' })
     expect(record.attempts.at(-1)).toMatchObject({ upstream: 'spare', model: 'm', outcome: 'ok' })
+  })
+
+  test('a target with tpm 20: its answers (18 tokens each) spend it after two, then it is skipped for the next target, on every instance', async () => {
+    const servedBy: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const response = await chat(instances[i % 3]!.url, key, `tokens ${i}`, 'tpm/x')
+      expect(response.status).toBe(200)
+      servedBy.push(response.headers.get('x-svc-upstream')!)
+    }
+    expect(servedBy).toEqual(['capped', 'capped', 'spare', 'spare', 'spare'])
+    expect(received(upstreams.capped, 'tpm-model')).toBe(2)
   })
 
   test(`an upstream 429 with retry-after: ${RETRY_AFTER_S} rests the target on every instance: none sends it anything until the rest ends, then it is used again`, async () => {
