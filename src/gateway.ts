@@ -336,7 +336,7 @@ export async function closeGateway(gateway: Gateway): Promise<void> {
     await gateway.serving.requestLog.stop()
   } finally {
     await gateway.shared?.close()
-    gateway.serving.cache?.store.close()
+    await gateway.serving.cache?.store.close()
     await gateway.stores.close()
   }
 }

@@ -38,7 +38,15 @@ describe('durability', () => {
     expect(await stream.text()).toEndWith('data: [DONE]\n\n')
     expect(await first.stop('SIGKILL')).not.toBe(0)
 
-    const expected = { requests: N + 1, errors: 0, prompt_tokens: words + 2, completion_tokens: words + 2, total_tokens: 2 * (words + 2), cost_usd: 0 }
+    const expected = {
+      requests: N + 1,
+      errors: 0,
+      prompt_tokens: words + 2,
+      completion_tokens: words + 2,
+      total_tokens: 2 * (words + 2),
+      cost_usd: 0,
+      cache_saved_usd: 0,
+    }
     const report = async () => {
       const usage = await runCli(['usage', '--json'], env)
       expect(usage.code).toBe(0)

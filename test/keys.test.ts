@@ -209,7 +209,15 @@ describe('several processes on one SQLite file', () => {
     const usage = await runCli(['usage', '--json'], env)
     const totals = (JSON.parse(usage.stdout) as { totals: Record<string, number> }).totals
     expect(answered).toBe(total)
-    expect(totals).toEqual({ requests: answered, errors: 0, prompt_tokens: words, completion_tokens: words, total_tokens: 2 * words, cost_usd: 0 })
+    expect(totals).toEqual({
+      requests: answered,
+      errors: 0,
+      prompt_tokens: words,
+      completion_tokens: words,
+      total_tokens: 2 * words,
+      cost_usd: 0,
+      cache_saved_usd: 0,
+    })
   })
 })
 

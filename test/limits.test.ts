@@ -190,7 +190,15 @@ describe('usage you can bill from', () => {
       prompt += 10 + (n % 7)
       completion += 1 + (n % 13)
     }
-    const expected = { requests: N, errors: 0, prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cost_usd: 0 }
+    const expected = {
+      requests: N,
+      errors: 0,
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      cost_usd: 0,
+      cache_saved_usd: 0,
+    }
 
     const first = await spawnGateway(env, { expectFirstKey: true })
     try {

@@ -23,7 +23,8 @@ export interface ResponseCacheStore {
   get(key: string, now: number): Promise<CachedAnswer | null> | CachedAnswer | null
   /** Keeps (or replaces) the entry. Never fails the request: a store that cannot keep it drops it. */
   put(key: string, answer: CachedAnswer): void
-  close(): void
+  /** Writes what waits to be written, and lets go of the store's connections. */
+  close(): void | Promise<void>
 }
 
 /** What a store sees of an entry without reading it: its size and when it lapses. */

@@ -1,6 +1,7 @@
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { type Cluster, createKey, startCluster } from '../support/cluster'
 import { setup, teardown, TEST_MS } from '../support/hooks'
+import { describeWithServers } from '../support/servers'
 import type { GatewayProcess } from '../support/process'
 import type { FakeUpstream } from '../support/upstream'
 import { waitFor } from '../support/wait'
@@ -8,7 +9,7 @@ import { chatCalls, CONFIG, countingUpstream } from './upstream'
 
 setDefaultTimeout(TEST_MS)
 
-describe('the response cache in a cluster (Redis)', () => {
+describeWithServers('the response cache in a cluster (Redis)', ['redis', 'postgres'], () => {
   let upstream: FakeUpstream
   let cluster: Cluster
   let a: GatewayProcess

@@ -1,0 +1,120 @@
+import { type CachedAnswer, CacheIndex, type ResponseCacheStore } from './store'
+
+/** Kept answers are written this often, together: a request never waits on a write. */
+const FLUSH_MS = 50
+/** Answers kept or read lately stay in memory up to this many bytes: a hot entry costs no read. */
+const HOT_BYTES = 64 * 1024 * 1024
+
+/** A live entry as the table lists it at start: its key, expiry and size. */
+export interface TableEntry {
+  key: string
+  expiresAt: number
+  bytes: number
+}
+
+/** A database table of cached answers (SQLite's or Postgres's `response_cache`). */
+export interface CacheTable {
+  /** One entry, or null when it is not there. */
+  read(key: string): CachedAnswer | null | Promise<CachedAnswer | null>
+  /** Writes a batch in one transaction: each answer kept (replacing any), each null deleted. */
+  write(batch: [string, CachedAnswer | null][]): void | Promise<void>
+  close(): void | Promise<void>
+}
+
+/**
+ * The response cache in a database table, kept across restarts. The index of live entries (key,
+ * expiry, size) is in memory, listed once at start: a miss reads nothing, a hit on an entry not
+ * among the hot ones (the last `HOT_BYTES` kept or read) reads its one row. Writes wait in memory
+ * (served from there) until the next flush; a batch the table cannot take is dropped, its entries
+ * forgotten: the cache never slows or fails a request.
+ */
+export class TableCacheStore implements ResponseCacheStore {
+  private readonly index: CacheIndex
+  private readonly pending = new Map<string, CachedAnswer | null>()
+  private readonly hot = new Map<string, CachedAnswer>()
+  private hotBytes = 0
+  private timer: Timer | null = null
+
+  constructor(
+    private readonly table: CacheTable,
+    live: TableEntry[],
+    maxEntries: number,
+    private readonly maxEntryBytes: number,
+  ) {
+    this.index = new CacheIndex(maxEntries)
+    for (const entry of live) this.index.add(entry.key, { expiresAt: entry.expiresAt, bytes: entry.bytes }, this.drop)
+  }
+
+  get(key: string, now: number): CachedAnswer | null | Promise<CachedAnswer | null> {
+    if (!this.index.live(key, now, this.drop)) return null
+    const held = this.hot.get(key) ?? this.pending.get(key)
+    if (held) return held
+    const read = this.table.read(key)
+    if (read instanceof Promise) return read.then((answer) => this.warmed(key, answer)).catch(() => null)
+    return this.warmed(key, read)
+  }
+
+  put(key: string, answer: CachedAnswer): void {
+    const bytes = Buffer.byteLength(answer.body)
+    if (bytes > this.maxEntryBytes) return
+    this.pending.set(key, answer)
+    this.warmed(key, answer)
+    this.index.add(key, { expiresAt: answer.expiresAt, bytes }, this.drop)
+    this.flushSoon()
+  }
+
+  /** Holds the answer in memory, letting the oldest held ones go past the budget (they stay in the table). */
+  private warmed(key: string, answer: CachedAnswer | null): CachedAnswer | null {
+    if (answer === null) return null
+    this.cool(key)
+    this.hot.set(key, answer)
+    this.hotBytes += answer.body.length
+    for (const [oldest] of this.hot) {
+      if (this.hotBytes <= HOT_BYTES) break
+      this.cool(oldest)
+    }
+    return answer
+  }
+
+  private cool(key: string): void {
+    const held = this.hot.get(key)
+    if (!held) return
+    this.hot.delete(key)
+    this.hotBytes -= held.body.length
+  }
+
+  private readonly drop = (key: string): void => {
+    this.cool(key)
+    this.pending.set(key, null)
+    this.flushSoon()
+  }
+
+  private flushSoon(): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => void this.flush(), FLUSH_MS)
+    this.timer.unref?.()
+  }
+
+  /** Writes what waits, in one batch. */
+  async flush(): Promise<void> {
+    this.timer = null
+    if (this.pending.size === 0) return
+    const batch = [...this.pending]
+    this.pending.clear()
+    try {
+      await this.table.write(batch)
+    } catch {
+      for (const [key, answer] of batch) {
+        if (answer === null) continue
+        this.index.forget(key)
+        this.cool(key)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer)
+    await this.flush()
+    await this.table.close()
+  }
+}
