@@ -248,6 +248,14 @@ describe('the exact response cache, on SQLite', () => {
     expect(Number(saved?.[1])).toBeGreaterThan(0)
   })
 
+  test('an entry lapses after ttl_s: the upstream is asked again', async () => {
+    const brief = () => post('/v1/chat/completions', { model: 'openai/brief', messages: [{ role: 'user', content: 'short lived' }] })
+    expect((await brief()).headers.get('x-svc-cache')).toBe('miss')
+    const before = chatCalls(upstream)
+    await waitFor(async () => (await brief()).headers.get('x-svc-cache') === 'miss', 'the entry lapsed (ttl_s = 1)')
+    expect(chatCalls(upstream)).toBe(before + 1)
+  })
+
   test('bounded: max_entries keeps the newest (oldest out first)', async () => {
     await chat('oldest entry')
     for (let i = 0; i < 12; i++) await chat(`filler ${i}`)

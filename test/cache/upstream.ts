@@ -85,6 +85,9 @@ cache = { ttl_s = 300, scope = "tier" }
 [aliases."openai/tools"]
 targets = [{ upstream = "oai", model = "gpt-x" }]
 cache = { ttl_s = 300, tool_calls = true }
+[aliases."openai/brief"]
+targets = [{ upstream = "oai", model = "gpt-x" }]
+cache = { ttl_s = 1 }
 [aliases."openai/plain"]
 targets = [{ upstream = "oai", model = "gpt-x" }]
 `
