@@ -19,6 +19,7 @@ import { wrk } from './wrk'
 /** The row this scenario adds, and the row it is compared with (run.ts's names). */
 export const CACHE_HIT = 'cache hit'
 const BARE = 'bare proxy'
+const GATEWAY = 'chatgate'
 /** The scenarios it runs in. */
 export const CACHE_SCENARIOS = ['json c32', 'stream c32']
 
@@ -91,6 +92,9 @@ export function describeCache(summary: Summary): { lines: string[]; checks: [str
     )
     checks.push([`cache hits ${scenario} req/s > bare proxy`, ratio > 1])
     checks.push([`cache hits ${scenario} p50 < bare proxy`, hit.p50 < bare.p50])
+    // Beside the same gateway's proxying (run.ts's row), what a hit spares of a request's cost.
+    const proxied = summary[scenario]?.[GATEWAY]
+    if (proxied) lines.push(`cache ${scenario}: hits ${(hit.rps / proxied.rps).toFixed(2)} x the gateway's own proxying (${proxied.rps.toFixed(0)} req/s)`)
   }
   return { lines, checks }
 }
