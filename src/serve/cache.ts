@@ -131,7 +131,7 @@ const hitEntry = (deps: ServeDeps, caller: Caller, alias: string, start: number,
 
 /**
  * Answers from the cache: no upstream call. A streamed request gets the cached answer as its own
- * dialect's stream (the exchange's `replay`), with the original usage in its final event. Counted
+ * dialect's stream (the exchange's `fromCache`), with the original usage in its final event. Counted
  * and recorded before it leaves, like any answer.
  */
 export async function serveHit(deps: ServeDeps, call: ServeCall, aliasName: string, exchange: Exchange, hit: CachedAnswer): Promise<Response | string> {
@@ -144,7 +144,8 @@ export async function serveHit(deps: ServeDeps, call: ServeCall, aliasName: stri
   }
   record.promptTokens = record.completionTokens = record.costNanos = 0
   record.cacheSavedNanos = hit.costNanos
-  const body = exchange.stream ? exchange.cache!.replay!(hit.body, hit.usage) : hit.body
+  const side = exchange.cache!
+  const body = side.fromCache ? await side.fromCache(hit.body, hit.usage, exchange.stream !== null) : hit.body
   noteAnswer(record, body)
   record.responseBody = hit.body
   const settled = admission.settle(hitEntry(deps, caller, aliasName, record.start, hit.costNanos)).catch((failure: unknown) => {

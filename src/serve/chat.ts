@@ -77,8 +77,10 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
     }),
     cache: {
       requestText: body?.text ?? JSON.stringify(request),
-      replay: (answer, usage) =>
-        new ChunkRelay(request.model, request.stream_options?.include_usage === true).wire(chunksOfCompletion(JSON.parse(answer), usage)) + DONE,
+      fromCache: (answer, usage, stream) =>
+        stream
+          ? new ChunkRelay(request.model, request.stream_options?.include_usage === true).wire(chunksOfCompletion(JSON.parse(answer), usage)) + DONE
+          : answer,
     },
   }
 }

@@ -33,8 +33,11 @@ export interface Exchange {
 export interface CacheSide {
   /** The request's JSON text as the caller sent it: its cache key is made from it. */
   requestText: string
-  /** A cached JSON answer as this request's stream: the caller's whole SSE text, ended as its dialect ends. Absent for APIs that do not stream. */
-  replay?(answer: string, usage: Usage | null): string
+  /**
+   * A cached JSON answer as this request's own: its JSON text, or for a stream the caller's whole SSE
+   * text, ended as its dialect ends. Absent: the answer is served as kept (an API that does not stream).
+   */
+  fromCache?(answer: string, usage: Usage | null, stream: boolean): string | Promise<string>
 }
 
 export interface StreamSide {

@@ -77,7 +77,8 @@ function threadWatch(context: MessagesContext, target: Target): AnswerWatch | un
 function cacheSide(request: MessagesRequest, body: JsonBody | undefined, id: string, signer: ThinkingSigner): CacheSide {
   return {
     requestText: body?.text ?? JSON.stringify(request),
-    replay(answer: string, usage: Usage | null) {
+    fromCache(answer: string, usage: Usage | null, stream: boolean) {
+      if (!stream) return answer
       const completion = toChatCompletion(JSON.parse(answer) as MessageResponse, { json: null }, request.model, 0)
       const events = new EventsFromChunks(request.model, { id, inputTokens: usage?.prompt_tokens ?? 0, sign: signer.sign })
       const out = chunksOfCompletion(completion, usage).flatMap((chunk) => events.push(chunk))

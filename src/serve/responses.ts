@@ -10,7 +10,7 @@ import { inputItems } from '../wire/openai-responses/input-to-messages'
 import { type ToChat, toChatRequest } from '../wire/openai-responses/request-to-chat'
 import type { InputItem, Response, ResponsesRequest } from '../wire/openai-responses/types'
 import { type ReasoningSealer, SEALED_REASONING_PREFIX, type SealedReasoning } from '../wire/pivot/sealed-reasoning'
-import type { ChatRequest } from '../wire/pivot/types'
+import type { ChatRequest, Usage } from '../wire/pivot/types'
 import { chunksOfCompletion, completionOfResponse } from '../cache/chunks'
 import type { Exchange } from './exchange'
 import { relayResponseEvents, usageOfResponse, withAliasModel } from './responses-native'
@@ -139,6 +139,27 @@ function responsesTurn(request: ResponsesRequest, body: JsonBody | undefined, co
 }
 
 /**
+ * A cached Response as this request's own: made again from the pivot, as a translated target's
+ * answer is (its own id and timestamps, the same output and usage), and kept like one unless
+ * `store` is false, so previous_response_id, GET and input_items work on it.
+ */
+function cachedAnswer(request: ResponsesRequest, turn: ReturnType<typeof responsesTurn>) {
+  return async (answer: string, usage: Usage | null, stream: boolean): Promise<string> => {
+    const completion = completionOfResponse(JSON.parse(answer) as Record<string, unknown>, usage)
+    if (!stream) {
+      const { response, history } = toResponse(completion, request, turn.answerOptions(null))
+      await turn.keepTranslated(response, history)
+      return JSON.stringify(response)
+    }
+    const events = new EventsFromChunks(request, turn.answerOptions(null))
+    const chunks = chunksOfCompletion(completion, usage)
+    const text = [...events.start(), ...chunks.flatMap((chunk) => events.push(chunk)), ...events.end()].map(sseEvent).join('')
+    if (events.response) await turn.keepTranslated(events.response, events.history)
+    return text
+  }
+}
+
+/**
  * OpenAI's Responses API, served by any target: native ones (an openai-kind upstream with
  * `responses = "native"`) get the caller's own text; every other goes through the pivot
  * (wire/openai-responses). Stored responses (`store` not false) are kept for previous_response_id,
@@ -205,17 +226,7 @@ export function responsesExchange(request: ResponsesRequest, body: JsonBody | un
       inputTokens: inputBound(body?.text ?? JSON.stringify(request)) + inputBound(JSON.stringify(turn.history)),
       outputTokens: request.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS,
     }),
-    // A stored response must be kept under its own id for previous_response_id: only unstored ones are cached.
-    cache:
-      request.store === false
-        ? {
-            requestText: body?.text ?? JSON.stringify(request),
-            replay(answer, usage) {
-              const events = new EventsFromChunks(request, turn.answerOptions(null))
-              const chunks = chunksOfCompletion(completionOfResponse(JSON.parse(answer), usage), usage)
-              return [...events.start(), ...chunks.flatMap((chunk) => events.push(chunk)), ...events.end()].map(sseEvent).join('')
-            },
-          }
-        : undefined,
+    // A conversation an upstream holds goes on there only: never answered from the cache.
+    cache: previous?.at === 'upstream' ? undefined : { requestText: body?.text ?? JSON.stringify(request), fromCache: cachedAnswer(request, turn) },
   }
 }

@@ -148,20 +148,35 @@ describe('the exact response cache, on SQLite', () => {
     expect(fromStream.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 })
   })
 
-  test('responses (store false): a streamed hit ends with response.completed carrying the usage; a stored request is not cached', async () => {
-    const body = (stream: boolean, store = false) => ({ model: 'openai/cached', input: 'hi responses', store, stream })
-    const json = (await (await post('/v1/responses', body(false))).json()) as any
-    const hit = await post('/v1/responses', body(true))
+  test('responses: a streamed hit ends with response.completed carrying the usage; a stored hit is a response of its own', async () => {
+    const body = (stream: boolean, store?: boolean) => ({ model: 'openai/cached', input: 'hi responses', store, stream })
+    const json = (await (await post('/v1/responses', body(false, false))).json()) as any
+    const hit = await post('/v1/responses', body(true, false))
     expect(hit.headers.get('x-svc-cache')).toBe('hit')
     const events = dataOf(await hit.text()) as any[]
     for (const event of events) expect(streamEventErrors(event)).toBeNull()
     const done = events.at(-1)
     expect(done.type).toBe('response.completed')
-    expect(done.response.output_text ?? done.response.output[0].content[0].text).toBe(json.output[0].content[0].text)
+    expect(done.response.output[0].content[0].text).toBe(json.output[0].content[0].text)
     expect(done.response.usage).toMatchObject({ input_tokens: 11, output_tokens: 7 })
-    expect(openapiErrors('Response', (await (await post('/v1/responses', body(false))).json()) as any)).toBeNull()
-    const stored = await post('/v1/responses', body(false, true))
-    expect(stored.headers.get('x-svc-cache')).toBe('bypass')
+    const again = await post('/v1/responses', body(false, false))
+    expect(again.headers.get('x-svc-cache')).toBe('hit')
+    expect(openapiErrors('Response', await again.json())).toBeNull()
+
+    // Stored (the default): each hit is kept under an id of its own, which previous_response_id and GET find.
+    const first = (await (await post('/v1/responses', body(false))).json()) as any
+    const stored = await post('/v1/responses', body(false))
+    expect(stored.headers.get('x-svc-cache')).toBe('hit')
+    const second = (await stored.json()) as any
+    expect(second.id).not.toBe(first.id)
+    expect(second.output[0].content[0].text).toBe(first.output[0].content[0].text)
+    const fetched = await fetch(`${gateway.url}/v1/responses/${second.id}`, { headers: { authorization: `Bearer ${key}` } })
+    expect(fetched.status).toBe(200)
+    expect(((await fetched.json()) as any).output[0].content[0].text).toBe(first.output[0].content[0].text)
+    const next = await post('/v1/responses', { model: 'openai/cached', input: 'and then?', previous_response_id: second.id })
+    expect(next.status).toBe(200)
+    const sent = upstream.requests.at(-1)!.body.messages as { content: unknown }[]
+    expect(JSON.stringify(sent)).toContain('answer to')
   })
 
   test('embeddings are cached', async () => {
