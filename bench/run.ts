@@ -16,6 +16,8 @@ import { postgresMissing, redisMissing, startPostgres, startRedis } from '../tes
 import { type KindMock, startKindMocks } from './kinds'
 import { describeLongStreams, type LongStreamsResult, measureLongStreams } from './long-streams'
 import { freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
+import { describeCache, startCacheTarget } from './cache'
+import { describeLeastLatency, LEAST_LATENCY, LEAST_LATENCY_ALIAS, LEAST_LATENCY_SCENARIOS, readAttempts, startLeastLatencyMock } from './least-latency'
 import { describeRequestLog, startRequestLogTargets } from './request-log'
 import { describeTracing, startTracingTargets } from './tracing'
 import { type WrkResult, wrk, wrkSpread } from './wrk'
@@ -54,6 +56,8 @@ await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
 
 // The other upstream kinds, each on its own fake, measured over it as the openai kind is over the mock.
 const kindMocks: KindMock[] = await startKindMocks()
+// A second mock, slower, for the least_latency alias over it and the fast one.
+const leastLatency = await startLeastLatencyMock()
 
 const barePort = await freePort()
 start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
@@ -83,7 +87,7 @@ targets = [{ upstream = "mock", model = "bench-model" }]
 
 [aliases."bench/native"]
 targets = [{ upstream = "mock_native", model = "bench-model" }]
-${kindMocks.map((mock) => mock.toml).join('')}`,
+${kindMocks.map((mock) => mock.toml).join('')}${leastLatency.toml}`,
 )
 const kindEnv: Record<string, string> = Object.assign({}, ...kindMocks.map((mock) => mock.env))
 const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath, ...kindEnv }
@@ -145,6 +149,18 @@ for (const mock of kindMocks) {
     },
   )
 }
+
+// least_latency over the fast mock and a slower one, beside the one-target alias.
+targets.push({
+  name: LEAST_LATENCY,
+  url: `http://127.0.0.1:${gatewayPort}`,
+  headers: { Authorization: `Bearer ${key}` },
+  model: LEAST_LATENCY_ALIAS,
+  scenarios: LEAST_LATENCY_SCENARIOS,
+})
+// Cache hits, on a gateway whose alias caches.
+const cacheHits = await startCacheTarget(configPath, gatewayEnv, 'bench/fast')
+targets.push(cacheHits.target)
 
 // Tracing and the request log, each on gateways of their own beside the same with it off.
 const tracing = options['skip-observability'] ? null : await startTracingTargets(configPath, gatewayEnv, 'bench/fast')
@@ -239,6 +255,8 @@ const bodyFor = (model: string, stream: boolean, api: Api = 'chat') =>
   })
 
 const samples: Record<string, Record<string, WrkResult[]>> = {}
+/** Successful attempts per upstream during the least_latency rows' runs. */
+const leastLatencyAttempts: Record<string, number> = {}
 for (let run = 1; run <= RUNS; run++) {
   for (const scenario of scenarios) {
     for (const target of targets) {
@@ -247,8 +265,14 @@ for (let run = 1; run <= RUNS; run++) {
       const body = target.request?.body(scenario.stream) ?? bodyFor(target.model, scenario.stream, scenario.api)
       const path = target.request?.path(scenario.stream) ?? PATHS[scenario.api]
       const urls = (target.urls ?? [target.url]).map((base) => base + path)
+      const attemptsBefore = target.name === LEAST_LATENCY ? await readAttempts(target.url) : null
       await wrkSpread(urls, scenario.connections, WARMUP, body, target.headers)
       const result = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
+      if (attemptsBefore) {
+        const after = await readAttempts(target.url)
+        for (const [upstream, count] of Object.entries(after))
+          leastLatencyAttempts[upstream] = (leastLatencyAttempts[upstream] ?? 0) + count - (attemptsBefore[upstream] ?? 0)
+      }
       ;((samples[scenario.name] ??= {})[target.name] ??= []).push(result)
       console.error(
         `run ${run}/${RUNS} ${scenario.name.padEnd(10)} ${target.name.padEnd(10)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(3)} ms  p99 ${result.p99.toFixed(3)} ms  errors ${result.errors}`,
@@ -259,7 +283,8 @@ for (let run = 1; run <= RUNS; run++) {
 const peakRssMb = rssMb(gateway.pid, 'VmHWM')
 const clusterPeakRssMb = cluster?.pids.map((pid) => rssMb(pid, 'VmHWM')) ?? []
 await cluster?.dispose()
-await Promise.all([tracing?.dispose(), requestLog?.dispose()])
+await Promise.all([tracing?.dispose(), requestLog?.dispose(), cacheHits.dispose()])
+leastLatency.dispose()
 
 // ---------------------------------------------------------------- memory check
 
@@ -383,7 +408,12 @@ const kindOverhead = kindMocks.flatMap((mock) =>
 for (const { kind, scenario, added: kindAdded, openai } of kindOverhead) {
   lines.push(`${kind} kind ${scenario}, p50 added over its own upstream: ${kindAdded.toFixed(3)} ms; openai kind ${openai.toFixed(3)} ms`)
 }
-const observability = [tracing ? describeTracing(summary, tracing.receiver) : null, requestLog ? describeRequestLog(summary) : null]
+const observability = [
+  tracing ? describeTracing(summary, tracing.receiver) : null,
+  requestLog ? describeRequestLog(summary) : null,
+  describeCache(summary),
+  describeLeastLatency(summary, leastLatencyAttempts),
+]
 for (const report of observability) if (report) lines.push(...report.lines)
 const checks = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],

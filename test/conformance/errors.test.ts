@@ -70,6 +70,10 @@ targets = [{ upstream = "mock", model = "embed" }]
 [aliases."e/faulty"]
 targets = [{ upstream = "faulty", model = "gpt-faulty" }]
 
+# A 429 with retry-after rests its target (upstream and model): the rate-limited case has a target of its own.
+[aliases."e/limited"]
+targets = [{ upstream = "faulty", model = "gpt-limited" }]
+
 [aliases."e/slow"]
 targets = [{ upstream = "slow", model = "gpt-slow" }]
 
@@ -243,7 +247,7 @@ describe('429: limits', () => {
     })
 
   test('an upstream that rate-limits, relayed as 429', async () => {
-    const error = await openaiError(await call('/v1/chat/completions', { body: bodyFor('/v1/chat/completions', 'e/faulty', '[[429]]') }), 429, 'upstream 429')
+    const error = await openaiError(await call('/v1/chat/completions', { body: bodyFor('/v1/chat/completions', 'e/limited', '[[429]]') }), 429, 'upstream 429')
     expect(error).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' })
   })
 })

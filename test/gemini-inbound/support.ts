@@ -26,6 +26,8 @@ export const ALIASES = {
   openai: 'openai/gpt',
   mock: 'local/echo',
   fallback: 'mixed/fallback',
+  /** The Gemini fake under another model: a 429 with a retry delay rests its target, so the quota case has a target of its own. */
+  limited: 'gemini/limited',
 } as const
 
 const GEMINI_KEY = 'gemini-fake-upstream-key'
@@ -96,6 +98,9 @@ targets = [{ upstream = "gpt", model = "gpt-4o" }]
 
 [aliases."${ALIASES.mock}"]
 targets = [{ upstream = "local", model = "echo" }]
+
+[aliases."${ALIASES.limited}"]
+targets = [{ upstream = "gem", model = "gemini-2.5-flash-lite" }]
 
 [aliases."${ALIASES.fallback}"]
 targets = [{ upstream = "gem", model = "gemini-2.5-flash" }, { upstream = "claude", model = "claude-sonnet-4-5" }]

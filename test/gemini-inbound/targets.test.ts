@@ -213,7 +213,7 @@ describe('Gemini-native callers, each kind of target', () => {
 
   test("Google's errors through: RESOURCE_EXHAUSTED is 429 with its wait as Retry-After and RetryInfo", async () => {
     gg.gemini.failNext(1, 429, 'RESOURCE_EXHAUSTED', 'Quota exceeded', [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '7s' }])
-    const limited = await post(ALIASES.gemini, 'generateContent', { contents: [ASK] })
+    const limited = await post(ALIASES.limited, 'generateContent', { contents: [ASK] })
     expect(limited.status).toBe(429)
     expect(limited.headers.get('retry-after')).toBe('7')
     const { error } = await json(limited)

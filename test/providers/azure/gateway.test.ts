@@ -46,6 +46,10 @@ api_key_env = "FAKE_OPENAI_KEY"
 [aliases."az/gpt"]
 targets = [{ upstream = "az", model = "gpt-4o-prod", price = { input = 2.5, output = 10 } }]
 
+# A 429 rests its target (upstream and model): the throttling cases have a target of their own.
+[aliases."az/limited"]
+targets = [{ upstream = "az", model = "gpt-4o-limited" }]
+
 [aliases."az/dep"]
 targets = [{ upstream = "az_dep", model = "gpt-4o-prod" }]
 
@@ -219,9 +223,9 @@ describe('the content filter', () => {
 
 describe('errors, retries and fallbacks', () => {
   test('429: retried after retry-after-ms on the same target; when it persists, 429 with Retry-After', async () => {
-    const retried = await answer(await chat({ model: 'az/gpt', messages: user('[[throttle-once:x]] hi') }))
+    const retried = await answer(await chat({ model: 'az/limited', messages: user('[[throttle-once:x]] hi') }))
     expect([retried.status, retried.attempts]).toEqual([200, '2'])
-    const throttled = await answer(await chat({ model: 'az/gpt', messages: user('[[throttle]]') }))
+    const throttled = await answer(await chat({ model: 'az/limited', messages: user('[[throttle]]') }))
     expect([throttled.status, throttled.body.error.code, throttled.retryAfter]).toEqual([429, 'upstream_rate_limited', '1'])
   })
 

@@ -73,6 +73,10 @@ targets = [{ upstream = "gem", model = "gemini-embedding-001" }]
 [aliases."gem/flaky"]
 targets = [{ upstream = "flaky", model = "gemini-2.5-flash" }]
 
+# A 429 with a retry delay rests its target (upstream and model): the quota case has a target of its own.
+[aliases."gem/limited"]
+targets = [{ upstream = "flaky", model = "gemini-2.5-flash-lite" }]
+
 [aliases."gem/fallback"]
 targets = [{ upstream = "flaky", model = "gemini-2.5-pro" }, { upstream = "claude", model = "claude-sonnet-4-5" }]
 
@@ -509,7 +513,7 @@ describe('errors, retries, fallbacks, circuits, limits, budgets', () => {
   test('RESOURCE_EXHAUSTED is a 429 with the RetryInfo delay as Retry-After; INVALID_ARGUMENT a 400; PERMISSION_DENIED and a bad key a 502', async () => {
     const retryInfo = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' }]
     flaky.failNext(1, 429, 'RESOURCE_EXHAUSTED', 'You exceeded your current quota.', retryInfo)
-    const limited = await ask('gem/flaky')
+    const limited = await ask('gem/limited')
     expect({ status: limited.status, retryAfter: limited.headers.get('retry-after') }).toEqual({ status: 429, retryAfter: '37' })
     flaky.failNext(1, 400, 'INVALID_ARGUMENT', 'Request contains an invalid argument.')
     const invalid = await ask('gem/flaky')
