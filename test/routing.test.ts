@@ -65,6 +65,10 @@ kind = "mock"
 
 [aliases."f/x"]
 targets = [{ upstream = "faulty", model = "fm" }]
+
+# A 429 with retry-after rests its target (upstream and model): the rate-limited cases ask this one.
+[aliases."f/limited"]
+targets = [{ upstream = "faulty", model = "fm-limited" }]
 ${extra}`,
   )
   const gw = await inProcessGateway({ env: { GATEWAY_CONFIG: config }, now })
@@ -129,7 +133,7 @@ describe('retries and failure modes (non-streaming)', () => {
 
   test('429 with retry-after-ms: waits as told, then 429 upstream_rate_limited with Retry-After', async () => {
     const content = mode('429:60')
-    const response = await chat(gw, content)
+    const response = await chat(gw, content, {}, 'f/limited')
     expect(response.status).toBe(429)
     expect(await errorOf(response)).toMatchObject({ type: 'rate_limit_error', code: 'upstream_rate_limited' })
     expect(response.headers.get('retry-after')).toBe('1')
