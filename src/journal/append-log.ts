@@ -9,7 +9,7 @@
  * process's lifetime, so several processes on one database never write to the same file, and a
  * file whose lock can be taken belongs to a process that is gone. Imports nothing of ours but the lock.
  */
-import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { tryLockExclusive } from './file-lock'
 
@@ -55,20 +55,26 @@ export class AppendLog implements JournalFile {
     readonly kind: string,
     readonly id: string,
     readonly path: string,
+    lock: (fd: number) => boolean,
   ) {
-    this.fd = openSync(path, 'a', 0o600)
-    if (!tryLockExclusive(this.fd)) {
+    // Made and locked under a name no other process lists, then renamed into place (the lock goes
+    // with the open file): opened under its own name, the file could be seen, before this process
+    // locked it, by another one starting on the same database, which would take it for an orphan.
+    const unlisted = `${path}.new`
+    this.fd = openSync(unlisted, 'a', 0o600)
+    if (!lock(this.fd)) {
       closeSync(this.fd)
-      throw new Error(`${kind} journal ${path} is locked by another process`)
+      throw new Error(`${kind} journal ${unlisted} is locked by another process`)
     }
+    renameSync(unlisted, path)
     this.size = fstatSync(this.fd).size
   }
 
   /** A new journal for this process beside the database (its folder is made, owner-only, if need be). */
-  static create(dbPath: string, kind: string): AppendLog {
+  static create(dbPath: string, kind: string, lock: (fd: number) => boolean = tryLockExclusive): AppendLog {
     mkdirSync(dirname(dbPath), { recursive: true, mode: 0o700 })
     const id = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`
-    return new AppendLog(kind, id, journalPath(dbPath, kind, id))
+    return new AppendLog(kind, id, journalPath(dbPath, kind, id), lock)
   }
 
   /**
