@@ -70,7 +70,16 @@ describe.skipIf(!haveChromium)('the dashboard opens as fast with 50,000 keys as 
     const many = await open(gateways.many!)
     const few = await open(gateways.few!)
     for (const { page } of [many, few]) expect(await page.locator('#keys tbody tr').count()).toBe(PAGE_SIZE)
-    const [manyFetched, fewFetched] = await Promise.all([many.fetched(), few.fetched()])
+    // Each request once: the overview reloads its series every 30 s, which a slow machine can reach
+    // before the page has opened.
+    const once = (fetched: Fetched[]) => {
+      const seen = new Set<string>()
+      return fetched.filter((f) => {
+        const path = f.path.replace(/([?&](from|to)=)[^&]*/g, '$1T')
+        return !seen.has(path) && !!seen.add(path)
+      })
+    }
+    const [manyFetched, fewFetched] = (await Promise.all([many.fetched(), few.fetched()])).map(once) as [Fetched[], Fetched[]]
     // The same requests, of which one page of keys (limit 50) ...
     const paths = (fetched: Fetched[]) => fetched.map((f) => f.path.replace(/([?&](from|to)=)[^&]*/g, '$1T')).sort()
     expect(paths(manyFetched)).toEqual(paths(fewFetched))
