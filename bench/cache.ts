@@ -12,9 +12,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { aloneOptions, measureAlone, printReport, startAloneMock, type Summary } from './alone'
 import { freePort, ROOT, start, waitForHealthy } from './processes'
-import { wrk } from './wrk'
 
 /** The row this scenario adds, and the row it is compared with (run.ts's names). */
 export const CACHE_HIT = 'cache hit'
@@ -76,8 +75,6 @@ export async function startCacheTarget(
   }
 }
 
-type Summary = Record<string, Record<string, { rps: number; p50: number; p99: number }>>
-
 /** The report's lines (hits over the bare proxy, per scenario) and the checks: hits faster than the bare proxy. */
 export function describeCache(summary: Summary): { lines: string[]; checks: [string, boolean][] } {
   const lines: string[] = []
@@ -99,74 +96,23 @@ export function describeCache(summary: Summary): { lines: string[]; checks: [str
   return { lines, checks }
 }
 
-const config = (mockPort: number) => `
-[tiers.bench]
-requests_per_minute = 100000000
-tokens_per_minute = 1000000000000
-max_concurrent = 100000
-
-[upstreams.mock]
-kind = "openai"
-base_url = "http://127.0.0.1:${mockPort}/v1"
-
-[aliases."bench/fast"]
-targets = [{ upstream = "mock", model = "bench-model" }]
-`
-
 /** The scenario alone: its own mock and bare proxy, the two taking turns in each run; medians. */
-async function main(runs: number, seconds: number): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-cache-config-'))
-  const mockPort = await freePort()
-  const mock = start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
-  await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
+async function main(options: { runs: number; seconds: number }): Promise<void> {
+  const mock = await startAloneMock()
   const barePort = await freePort()
-  const bareProxy = start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
+  const bareProxy = start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mock.mockPort}`])
   await waitForHealthy(`http://127.0.0.1:${barePort}/`)
-  const configPath = join(work, 'gateway.toml')
-  writeFileSync(configPath, config(mockPort))
-  const cached = await startCacheTarget(configPath, {}, 'bench/fast')
+  const cached = await startCacheTarget(mock.configPath, {}, 'bench/fast')
   const targets = [{ name: BARE, url: `http://127.0.0.1:${barePort}`, headers: {}, model: 'bench-model' }, cached.target]
-  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number }[]>> = {}
-  for (let run = 1; run <= runs; run++) {
-    for (const scenario of CACHE_SCENARIOS) {
-      for (const target of targets) {
-        const body = JSON.stringify({
-          model: target.model,
-          messages: [{ role: 'user', content: 'Say something about foxes.' }],
-          ...(scenario.startsWith('stream') ? { stream: true } : {}),
-        })
-        const url = `${target.url}/v1/chat/completions`
-        await wrk(url, 32, 2, body, target.headers)
-        const result = await wrk(url, 32, seconds, body, target.headers)
-        ;((samples[scenario] ??= {})[target.name] ??= []).push(result)
-        console.error(`run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, errors ${result.errors}`)
-      }
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-  const summary: Summary = {}
-  for (const [scenario, byTarget] of Object.entries(samples)) {
-    for (const [target, results] of Object.entries(byTarget)) {
-      ;(summary[scenario] ??= {})[target] = {
-        rps: median(results.map((r) => r.rps)),
-        p50: median(results.map((r) => r.p50)),
-        p99: median(results.map((r) => r.p99)),
-      }
-    }
-  }
+  const { summary } = await measureAlone(targets, CACHE_SCENARIOS, options)
   const { lines, checks } = describeCache(summary)
-  console.log([...lines, ...checks.map(([name, ok]) => `${ok ? 'PASS' : 'MISS'}  ${name}`)].join('\n'))
+  printReport(lines, checks)
   await cached.dispose()
   bareProxy.kill('SIGTERM')
-  mock.kill('SIGTERM')
-  rmSync(work, { recursive: true, force: true })
+  mock.dispose()
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: { runs: { type: 'string', default: '3' }, duration: { type: 'string', default: '10' } },
-  })
-  await main(Number(values.runs), Number(values.duration))
+  await main(aloneOptions())
   process.exit(0)
 }

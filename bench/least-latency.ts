@@ -13,12 +13,11 @@
  * before and after gives the attempts per upstream from the gateway's /metrics; and
  * `describeLeastLatency(summary, attempts)` gives the report's lines and checks.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
+import { aloneOptions, measureAlone, printReport, startAloneMock, type Summary } from './alone'
 import { freePort, ROOT, start, waitForHealthy } from './processes'
-import { wrk } from './wrk'
 
 /** The row this scenario adds, the alias it asks for, and the scenarios it runs in (run.ts's names). */
 export const LEAST_LATENCY = 'least_latency'
@@ -66,8 +65,6 @@ export async function readAttempts(gatewayUrl: string): Promise<Record<string, n
   return attempts
 }
 
-type Summary = Record<string, Record<string, { rps: number; p50: number; p99: number }>>
-
 /**
  * The report's lines and checks: the two-target alias over the one-target one, per scenario, and the
  * share of its attempts that went to the fast target (`attempts`: successful attempts per upstream
@@ -94,30 +91,12 @@ export function describeLeastLatency(summary: Summary, attempts: Record<string, 
   return { lines, checks }
 }
 
-const config = (mockPort: number, extra: string) => `
-[tiers.bench]
-requests_per_minute = 100000000
-tokens_per_minute = 1000000000000
-max_concurrent = 100000
-
-[upstreams.mock]
-kind = "openai"
-base_url = "http://127.0.0.1:${mockPort}/v1"
-
-[aliases."bench/fast"]
-targets = [{ upstream = "mock", model = "bench-model" }]
-${extra}`
-
 /** The scenario alone: its own mocks and gateway, the two aliases taking turns in each run; medians. */
-async function main(runs: number, seconds: number): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-least-latency-'))
-  const mockPort = await freePort()
-  const mock = start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
-  await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
+async function main(options: { runs: number; seconds: number }): Promise<void> {
   const slow = await startLeastLatencyMock()
-  const configPath = join(work, 'gateway.toml')
-  writeFileSync(configPath, config(mockPort, slow.toml))
-  const env = { GATEWAY_CONFIG: configPath, GATEWAY_DB: join(work, 'gateway.sqlite') }
+  const mock = await startAloneMock(slow.toml)
+  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-least-latency-'))
+  const env = { GATEWAY_CONFIG: mock.configPath, GATEWAY_DB: join(work, 'gateway.sqlite') }
   const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -127,56 +106,32 @@ async function main(runs: number, seconds: number): Promise<void> {
   const gateway = start(['bun', 'src/main.ts'], { ...env, PORT: String(port) })
   const url = `http://127.0.0.1:${port}`
   await waitForHealthy(`${url}/health`)
-  const rows = [
-    { name: BASELINE, model: 'bench/fast' },
-    { name: LEAST_LATENCY, model: LEAST_LATENCY_ALIAS },
+  const targets = [
+    { name: BASELINE, url, headers, model: 'bench/fast' },
+    { name: LEAST_LATENCY, url, headers, model: LEAST_LATENCY_ALIAS },
   ]
-  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number }[]>> = {}
   const attempts: Record<string, number> = {}
-  for (let run = 1; run <= runs; run++) {
-    for (const scenario of LEAST_LATENCY_SCENARIOS) {
-      for (const row of rows) {
-        const body = JSON.stringify({
-          model: row.model,
-          messages: [{ role: 'user', content: 'Say something about foxes.' }],
-          ...(scenario.startsWith('stream') ? { stream: true } : {}),
-        })
-        await wrk(`${url}/v1/chat/completions`, 32, 2, body, headers)
-        const before = await readAttempts(url)
-        const result = await wrk(`${url}/v1/chat/completions`, 32, seconds, body, headers)
-        const after = await readAttempts(url)
-        if (row.name === LEAST_LATENCY)
-          for (const [upstream, n] of Object.entries(after)) attempts[upstream] = (attempts[upstream] ?? 0) + n - (before[upstream] ?? 0)
-        ;((samples[scenario] ??= {})[row.name] ??= []).push(result)
-        console.error(`run ${run}/${runs} ${scenario} ${row.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, errors ${result.errors}`)
-      }
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-  const summary: Summary = {}
-  for (const [scenario, byRow] of Object.entries(samples)) {
-    for (const [row, results] of Object.entries(byRow)) {
-      ;(summary[scenario] ??= {})[row] = {
-        rps: median(results.map((r) => r.rps)),
-        p50: median(results.map((r) => r.p50)),
-        p99: median(results.map((r) => r.p99)),
-      }
-    }
-  }
+  const { summary } = await measureAlone(targets, LEAST_LATENCY_SCENARIOS, {
+    ...options,
+    // The attempts per upstream while the least_latency row runs.
+    async around(target, measure) {
+      if (target.name !== LEAST_LATENCY) return measure()
+      const before = await readAttempts(url)
+      const result = await measure()
+      for (const [upstream, n] of Object.entries(await readAttempts(url))) attempts[upstream] = (attempts[upstream] ?? 0) + n - (before[upstream] ?? 0)
+      return result
+    },
+  })
   const { lines, checks } = describeLeastLatency(summary, attempts)
-  console.log([...lines, ...checks.map(([name, ok]) => `${ok ? 'PASS' : 'MISS'}  ${name}`)].join('\n'))
+  printReport(lines, checks)
   gateway.kill('SIGTERM')
   await gateway.exited
   slow.dispose()
-  mock.kill('SIGTERM')
+  mock.dispose()
   rmSync(work, { recursive: true, force: true })
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: { runs: { type: 'string', default: '3' }, duration: { type: 'string', default: '10' } },
-  })
-  await main(Number(values.runs), Number(values.duration))
+  await main(aloneOptions())
   process.exit(0)
 }

@@ -10,13 +10,12 @@
  * own database, with its own key) and gives their targets; `describeTracing(summary)` gives the
  * report's lines and checks.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { parseArgs } from 'node:util'
 import { otlpReceiver, type OtlpReceiver } from '../test/observability/receiver'
+import { aloneOptions, measureAlone, printReport, startAloneMock, type Summary } from './alone'
 import { freePort, ROOT, start, waitForHealthy } from './processes'
-import { wrk } from './wrk'
 
 /** The rows this scenario adds. */
 export const TRACING_OFF = 'tracing off'
@@ -89,8 +88,6 @@ export async function startTracingTargets(configPath: string, env: Record<string
   }
 }
 
-type Summary = Record<string, Record<string, { rps: number; p50: number; p99: number }>>
-
 /** The report's lines (on over off, per scenario; what the receiver got) and the checks against the goal. */
 export function describeTracing(summary: Summary, receiver: OtlpReceiver): { lines: string[]; checks: [string, boolean][] } {
   const lines: string[] = []
@@ -109,86 +106,22 @@ export function describeTracing(summary: Summary, receiver: OtlpReceiver): { lin
   return { lines, checks }
 }
 
-const config = (mockPort: number) => `
-[tiers.bench]
-requests_per_minute = 100000000
-tokens_per_minute = 1000000000000
-max_concurrent = 100000
-
-[upstreams.mock]
-kind = "openai"
-base_url = "http://127.0.0.1:${mockPort}/v1"
-
-[aliases."bench/fast"]
-targets = [{ upstream = "mock", model = "bench-model" }]
-`
-
-/** CPU seconds a process has used (user and system), from /proc: unlike throughput, not skewed by other load on the machine. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
-}
-const CLOCK_TICKS = 100
-
 /** The scenario alone: its own mock, the pair of gateways, off and on taking turns in each run; medians. */
-async function main(runs: number, seconds: number): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-tracing-config-'))
-  const mockPort = await freePort()
-  const mock = start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
-  await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
-  const configPath = join(work, 'gateway.toml')
-  writeFileSync(configPath, config(mockPort))
-  const pair = await startTracingTargets(configPath, {}, 'bench/fast')
-  const samples: Record<string, Record<string, { rps: number; p50: number; p99: number; cpuUs: number }[]>> = {}
-  for (let run = 1; run <= runs; run++) {
-    for (const scenario of TRACING_SCENARIOS) {
-      const stream = scenario.startsWith('stream')
-      for (const target of pair.targets) {
-        const body = JSON.stringify({
-          model: target.model,
-          messages: [{ role: 'user', content: 'Say something about foxes.' }],
-          ...(stream ? { stream: true } : {}),
-        })
-        const url = `${target.url}/v1/chat/completions`
-        await wrk(url, 32, 2, body, target.headers)
-        const cpuBefore = cpuSeconds(target.pid)
-        const result = await wrk(url, 32, seconds, body, target.headers)
-        const cpuUs = ((cpuSeconds(target.pid) - cpuBefore) / result.requests) * 1e6
-        ;((samples[scenario] ??= {})[target.name] ??= []).push({ ...result, cpuUs })
-        console.error(
-          `run ${run}/${runs} ${scenario} ${target.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(3)} ms, ${cpuUs.toFixed(0)} µs of gateway CPU per request, errors ${result.errors}`,
-        )
-      }
-    }
-  }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-  const summary: Summary = {}
-  for (const [scenario, byTarget] of Object.entries(samples)) {
-    for (const [target, results] of Object.entries(byTarget)) {
-      ;(summary[scenario] ??= {})[target] = {
-        rps: median(results.map((r) => r.rps)),
-        p50: median(results.map((r) => r.p50)),
-        p99: median(results.map((r) => r.p99)),
-      }
-    }
-  }
+async function main(options: { runs: number; seconds: number }): Promise<void> {
+  const mock = await startAloneMock()
+  const pair = await startTracingTargets(mock.configPath, {}, 'bench/fast')
+  const { summary, cpuUs } = await measureAlone(pair.targets, TRACING_SCENARIOS, options)
   const { lines, checks } = describeTracing(summary, pair.receiver)
-  for (const [scenario, byTarget] of Object.entries(samples)) {
-    const cpu = (name: string) => median(byTarget[name]!.map((r) => r.cpuUs))
-    lines.push(`tracing ${scenario}: gateway CPU per request, on ${cpu(TRACING_ON).toFixed(0)} µs, off ${cpu(TRACING_OFF).toFixed(0)} µs`)
-  }
-  console.log([...lines, ...checks.map(([name, ok]) => `${ok ? 'PASS' : 'MISS'}  ${name}`)].join('\n'))
+  for (const scenario of TRACING_SCENARIOS)
+    lines.push(
+      `tracing ${scenario}: gateway CPU per request, on ${cpuUs(scenario, TRACING_ON)?.toFixed(0)} µs, off ${cpuUs(scenario, TRACING_OFF)?.toFixed(0)} µs`,
+    )
+  printReport(lines, checks)
   await pair.dispose()
-  mock.kill('SIGTERM')
-  rmSync(work, { recursive: true, force: true })
+  mock.dispose()
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({
-    args: process.argv.slice(2),
-    options: { runs: { type: 'string', default: '3' }, duration: { type: 'string', default: '10' } },
-  })
-  await main(Number(values.runs), Number(values.duration))
+  await main(aloneOptions())
   process.exit(0)
 }
