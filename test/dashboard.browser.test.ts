@@ -123,4 +123,25 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     expect(foreign).toEqual([])
     await context.close()
   }, 120_000)
+
+  test("the hour view is 60 points even when the clock ticks between reading the span's start and its end", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    // Date.now() 5 ms behind what `new Date()` reads, as if the clock ticked between two readings:
+    // the chart read the clock once for the span's start and again for its end, and a span of
+    // 3,600,005 ms held 61 minute buckets.
+    await context.addInitScript(() => {
+      const realNow = Date.now
+      Date.now = () => realNow() - 5
+    })
+    const page = await context.newPage()
+    await page.goto(`${gateway.url}/dashboard`)
+    await page.fill('#login-key', ADMIN_KEY)
+    const series = page.waitForRequest((request) => request.url().includes('/admin/usage/series'))
+    await page.click('#login button[type=submit]')
+    const asked = new URL((await series).url()).searchParams
+    expect(Date.parse(asked.get('to')!) - Date.parse(asked.get('from')!)).toBe(3_600_000)
+    await page.waitForSelector('#chart-requests[data-points]', { state: 'attached' })
+    expect(await page.locator('#chart-requests').getAttribute('data-points')).toBe('60')
+    await context.close()
+  })
 })

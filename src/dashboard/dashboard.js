@@ -35,7 +35,9 @@ function draw(id, series, xs, ys) {
 
 async function loadSeries() {
   const range = RANGES[$('range').value]
-  const params = new URLSearchParams({ bucket: range.bucket, from: new Date(Date.now() - range.spanMs).toISOString(), to: new Date().toISOString() })
+  // One reading of the clock for both ends: two could be a millisecond apart, and the span then holds one bucket more.
+  const now = Date.now()
+  const params = new URLSearchParams({ bucket: range.bucket, from: new Date(now - range.spanMs).toISOString(), to: new Date(now).toISOString() })
   if (chartKey) params.set('key_id', chartKey)
   for (const [param, id] of [
     ['alias', 'filter-alias'],

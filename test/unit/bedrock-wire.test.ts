@@ -9,7 +9,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { statusOf } from '../../src/http/errors'
 import { azureError } from '../../src/providers/azure'
 import { bedrockAuth } from '../../src/providers/bedrock/auth'
-import { headerText, MessageSplitter, payloadText } from '../../src/providers/bedrock/event-stream'
+import { headerText, messageSplitter, payloadText } from '../../src/providers/bedrock/event-stream'
 import { bedrockError } from '../../src/providers/bedrock/send'
 import type { UpstreamSettings } from '../../src/config/types'
 import { event, eventMessage, FAKE_AWS } from '../support/fakes/bedrock'
@@ -26,9 +26,9 @@ describe('the event-stream framing', () => {
   ]
   const bytes = Buffer.concat(messages)
 
-  test('messages cut at every byte boundary decode the same, headers and payloads', () => {
+  test('messages cut at every byte boundary decode the same, headers and payloads', async () => {
     for (const size of [1, 7, 13, 64, bytes.length]) {
-      const splitter = new MessageSplitter(1 << 20)
+      const splitter = await messageSplitter(1 << 20)
       const out = []
       for (let at = 0; at < bytes.length; at += size) {
         const { messages: decoded, corrupt } = splitter.push(new Uint8Array(bytes.subarray(at, at + size)))
@@ -41,22 +41,22 @@ describe('the event-stream framing', () => {
     }
   })
 
-  test('a bad message CRC stops the decoding after the good messages before it', () => {
+  test('a bad message CRC stops the decoding after the good messages before it', async () => {
     const broken = Buffer.concat([
       messages[0]!,
       eventMessage({ ':event-type': 'contentBlockDelta', ':message-type': 'event' }, { delta: { text: 'x' } }, true),
       messages[2]!,
     ])
-    const { messages: decoded, corrupt } = new MessageSplitter(1 << 20).push(new Uint8Array(broken))
+    const { messages: decoded, corrupt } = (await messageSplitter(1 << 20)).push(new Uint8Array(broken))
     expect(decoded.map((m) => headerText(m, ':event-type'))).toEqual(['messageStart'])
     expect(corrupt?.message).toBe('an event-stream message failed its message CRC check')
   })
 
-  test('a bad prelude CRC is caught before its length is trusted; so is a message over the bound', () => {
+  test('a bad prelude CRC is caught before its length is trusted; so is a message over the bound', async () => {
     const bad = Buffer.from(messages[1]!)
     bad.writeUInt32BE(0x7fffffff, 0)
-    expect(new MessageSplitter(1 << 20).push(new Uint8Array(bad)).corrupt?.message).toBe('an event-stream message failed its prelude CRC check')
-    expect(new MessageSplitter(40).push(new Uint8Array(messages[1]!)).corrupt?.message).toBe('an event-stream message is larger than 40 bytes')
+    expect((await messageSplitter(1 << 20)).push(new Uint8Array(bad)).corrupt?.message).toBe('an event-stream message failed its prelude CRC check')
+    expect((await messageSplitter(40)).push(new Uint8Array(messages[1]!)).corrupt?.message).toBe('an event-stream message is larger than 40 bytes')
   })
 })
 

@@ -4,11 +4,10 @@
  * or with a Bedrock API key as a Bearer token. The secrets are read once, from the variables the
  * config names; the config refuses to start when one is unset (see `checkBedrock` in index.ts).
  */
-import { Sha256 } from '@smithy/core/checksum'
-import { SignatureV4 } from '@smithy/signature-v4'
 import type { UpstreamSettings } from '../../config/types'
 import { notConfigured } from '../errors'
 import type { ProviderContext } from '../types'
+import { type AwsSdk, awsSdk } from './sdk'
 
 export interface BedrockAuth {
   /** The headers of one request to `url` with `body`: its content type, what it accepts, and its credentials. */
@@ -32,21 +31,17 @@ export function bedrockAuth(settings: UpstreamSettings, env: ProviderContext['en
   const accessKeyId = secretOf(env, settings.accessKeyIdEnv)
   const secretAccessKey = secretOf(env, settings.secretAccessKeyEnv)
   const sessionToken = secretOf(env, settings.sessionTokenEnv)
-  const signer =
-    accessKeyId && secretAccessKey
-      ? new SignatureV4({
-          service: 'bedrock',
-          region: settings.region!,
-          credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
-          sha256: Sha256,
-        })
-      : null
+  const credentials = accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : null
+  let signer: Promise<InstanceType<AwsSdk['SignatureV4']>> | null = null
   return {
     async headers(url, body, accept) {
-      if (!signer)
+      if (!credentials)
         throw notConfigured(name, !accessKeyId ? (settings.accessKeyIdEnv ?? 'access_key_id_env') : (settings.secretAccessKeyEnv ?? 'secret_access_key_env'))
       if (settings.sessionTokenEnv && !sessionToken) throw notConfigured(name, settings.sessionTokenEnv)
-      const signed = await signer.sign({
+      signer ??= awsSdk().then(({ SignatureV4, Sha256 }) => new SignatureV4({ service: 'bedrock', region: settings.region!, credentials, sha256: Sha256 }))
+      const signed = await (
+        await signer
+      ).sign({
         method: 'POST',
         protocol: url.protocol,
         hostname: url.hostname,

@@ -6,8 +6,8 @@
  * before its length is trusted, so a corrupt length never makes the gateway wait for, or hold,
  * bytes that will not come.
  */
-import { Crc32 } from '@smithy/core/checksum'
-import { EventStreamCodec, type Message } from '@smithy/core/event-streams'
+import type { Message } from '@smithy/core/event-streams'
+import { type AwsSdk, awsSdk } from './sdk'
 
 const PRELUDE_BYTES = 12
 /** Prelude and message CRC: the smallest message there is. */
@@ -15,10 +15,6 @@ const MIN_MESSAGE_BYTES = 16
 
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
-const codec = new EventStreamCodec(
-  (bytes) => decoder.decode(bytes),
-  (text) => encoder.encode(text),
-)
 
 /** A message that does not decode: a CRC that does not match, a length out of bounds. Ends the stream. */
 export class EventStreamCorrupt extends Error {
@@ -28,17 +24,29 @@ export class EventStreamCorrupt extends Error {
   }
 }
 
-function preludeCrcMatches(bytes: Uint8Array): boolean {
+function preludeCrcMatches(Crc32: AwsSdk['Crc32'], bytes: Uint8Array): boolean {
   const crc = new Crc32()
   crc.update(bytes.subarray(0, 8))
   return crc.digestSync() === new DataView(bytes.buffer, bytes.byteOffset + 8, 4).getUint32(0, false)
 }
 
+/** A splitter of messages of at most `maxMessageBytes`, once the SDK's codec is loaded. */
+export const messageSplitter = async (maxMessageBytes: number): Promise<MessageSplitter> => new MessageSplitter(maxMessageBytes, await awsSdk())
+
 /** Cuts bytes into event-stream messages, keeping what is left of a message that is not whole yet. */
 export class MessageSplitter {
   private buffer: Uint8Array = new Uint8Array(0)
+  private readonly codec: InstanceType<AwsSdk['EventStreamCodec']>
 
-  constructor(private readonly maxMessageBytes: number) {}
+  constructor(
+    private readonly maxMessageBytes: number,
+    private readonly sdk: AwsSdk,
+  ) {
+    this.codec = new sdk.EventStreamCodec(
+      (bytes) => decoder.decode(bytes),
+      (text) => encoder.encode(text),
+    )
+  }
 
   /**
    * The whole messages `bytes` completes, decoded, and the corruption that stopped the cutting, if
@@ -50,13 +58,13 @@ export class MessageSplitter {
     while (this.buffer.length >= PRELUDE_BYTES) {
       const length = new DataView(this.buffer.buffer, this.buffer.byteOffset, 4).getUint32(0, false)
       let problem: string | null = null
-      if (!preludeCrcMatches(this.buffer)) problem = 'an event-stream message failed its prelude CRC check'
+      if (!preludeCrcMatches(this.sdk.Crc32, this.buffer)) problem = 'an event-stream message failed its prelude CRC check'
       else if (length < MIN_MESSAGE_BYTES) problem = `an event-stream message says it is ${length} bytes long`
       else if (length > this.maxMessageBytes) problem = `an event-stream message is larger than ${this.maxMessageBytes} bytes`
       if (problem !== null) return { messages, corrupt: new EventStreamCorrupt(problem) }
       if (this.buffer.length < length) break
       try {
-        messages.push(codec.decode(this.buffer.subarray(0, length)))
+        messages.push(this.codec.decode(this.buffer.subarray(0, length)))
       } catch {
         return { messages, corrupt: new EventStreamCorrupt('an event-stream message failed its message CRC check') }
       }

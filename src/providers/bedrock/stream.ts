@@ -4,7 +4,7 @@ import type { ChunksFromConverse } from '../../wire/bedrock/chunks-from-events'
 import type * as Bedrock from '../../wire/bedrock/types'
 import { connectionLost, protocolViolation, streamError, UpstreamError } from '../errors'
 import { transportError } from '../http'
-import { headerText, MessageSplitter, payloadText } from './event-stream'
+import { headerText, messageSplitter, payloadText } from './event-stream'
 import type { Message } from '@smithy/core/event-streams'
 
 /** Exceptions a stream may end with that another attempt on the same target can get past. */
@@ -53,7 +53,7 @@ export async function* converseEvents(
   signal: AbortSignal,
   maxMessageBytes: number,
 ): AsyncGenerator<Bedrock.StreamEvent[]> {
-  const splitter = new MessageSplitter(maxMessageBytes)
+  const splitter = await messageSplitter(maxMessageBytes)
   let ended = false
   try {
     for await (const bytes of body) {
