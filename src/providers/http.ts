@@ -69,35 +69,53 @@ async function boundedText(response: Response, maxBytes: number): Promise<string
 export const withTrace = (headers: Record<string, string>, attempt: AttemptContext): Record<string, string> =>
   attempt.trace === undefined ? headers : { ...headers, ...attempt.trace }
 
-/** POSTs JSON and returns the response once its status is 2xx; anything else becomes an UpstreamError. */
-export const postJson = (upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> =>
-  sendRequest(upstream, 'POST', url, headers, body, attempt)
+/**
+ * An error response (status, headers, up to 64 KiB of its body's text: null when the body is longer)
+ * as the gateway's error: each kind maps its own way (Google's error shape, Azure's content filter,
+ * Bedrock's x-amzn-ErrorType), the openai kind with the generic `upstreamHttpError`.
+ */
+export type ErrorMapping = (upstream: string, status: number, headers: Headers, text: string | null) => GatewayError
 
-/** Sends one request (a GET or DELETE has no body) and returns the response once its status is 2xx; anything else becomes an UpstreamError. */
-export async function sendRequest(
+/** Sends one request (a GET or DELETE has no body) and returns the response once its status is 2xx. */
+export type Send = (
   upstream: string,
   method: 'GET' | 'POST' | 'DELETE',
   url: string,
   headers: Record<string, string>,
   body: string | null,
   attempt: AttemptContext,
-): Promise<Response> {
-  let response: Response
-  try {
-    response = await fetch(url, { method, headers: withTrace(headers, attempt), body, signal: attempt.signal })
-  } catch (error) {
-    throw transportError(upstream, attempt.signal, error)
+) => Promise<Response>
+
+/** A sender that returns the response once its status is 2xx, and maps anything else with `mapError`. */
+export function sendWith(mapError: ErrorMapping): Send {
+  return async (upstream, method, url, headers, body, attempt) => {
+    let response: Response
+    try {
+      response = await fetch(url, { method, headers: withTrace(headers, attempt), body, signal: attempt.signal })
+    } catch (error) {
+      throw transportError(upstream, attempt.signal, error)
+    }
+    attempt.responded()
+    if (response.ok) return response
+    let text: string | null
+    try {
+      text = await boundedText(response, MAX_ERROR_BODY_BYTES)
+    } catch (error) {
+      throw transportError(upstream, attempt.signal, error)
+    }
+    throw mapError(upstream, response.status, response.headers, text)
   }
-  attempt.responded()
-  if (response.ok) return response
-  let text: string | null
-  try {
-    text = await boundedText(response, MAX_ERROR_BODY_BYTES)
-  } catch (error) {
-    throw transportError(upstream, attempt.signal, error)
-  }
-  throw upstreamHttpError(upstream, response.status, response.headers, text ?? '(an error body too large to read)')
 }
+
+/** What an error body too large to read is quoted as. */
+export const UNREAD_ERROR_BODY = '(an error body too large to read)'
+
+/** The generic sender: any non-2xx answer becomes an UpstreamError from its status and body. */
+export const sendRequest: Send = sendWith((upstream, status, headers, text) => upstreamHttpError(upstream, status, headers, text ?? UNREAD_ERROR_BODY))
+
+/** POSTs JSON with the generic sender. */
+export const postJson = (upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> =>
+  sendRequest(upstream, 'POST', url, headers, body, attempt)
 
 /**
  * Reads a whole JSON body of at most `maxBytes`, telling a broken connection from garbage; returns

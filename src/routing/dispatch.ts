@@ -1,8 +1,7 @@
 import { clientClosed, GatewayError } from '../errors'
 import type { TargetLimiter } from '../limits/targets'
 import { UpstreamError, upstreamTimeout } from '../providers/errors'
-import { traceOf } from '../observe/tracing/registry'
-import type { AttemptSpan } from '../observe/tracing/types'
+import type { AttemptSpan, RequestTrace } from '../observe/tracing/types'
 import { type AttemptScope, startAttempt } from './attempt'
 import { type CircuitBreakers, targetKey } from './circuit'
 import type { UpstreamConnections } from './connections'
@@ -84,6 +83,8 @@ export interface DispatchOptions {
   targetLimiter?: TargetLimiter
   /** Called for each target passed over without being asked, and why. */
   onSkip?(target: Target, reason: SkipReason): void
+  /** The request's trace when it is traced: each attempt then gets a client span. */
+  trace?: RequestTrace
 }
 
 /**
@@ -163,8 +164,6 @@ class Search<T> {
   private readonly load: TargetLoad | undefined
   private readonly deadline: number
   private readonly random: () => number
-  // Each attempt gets a client span when the request is traced; looked up once, not per attempt.
-  private readonly trace: ReturnType<typeof traceOf>
   private readonly plan: TargetPlan
 
   constructor(
@@ -174,7 +173,6 @@ class Search<T> {
   ) {
     this.deadline = options.now() + options.deadlineMs
     this.random = options.random ?? Math.random
-    this.trace = traceOf(options.clientSignal)
     this.plan = planTargets(alias, options.load, this.random)
     const following = alias.strategy === 'least_latency' || alias.strategy === 'least_busy'
     this.load = following ? options.load : undefined
@@ -265,7 +263,7 @@ class Search<T> {
     }
     const scope = openAttempt(target, options, Math.min(target.upstream.timeoutMs, remaining))
     this.attempts++
-    const span = this.trace?.attempt(target, this.attempts)
+    const span = this.options.trace?.attempt(target, this.attempts)
     if (span) scope.trace = span.headers
     options.onAttempt(target, this.attempts)
     const load = this.load

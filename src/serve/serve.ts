@@ -7,6 +7,7 @@ import type { Logger } from '../log'
 import type { GatewayMetrics } from '../observe/metrics'
 import type { RequestObserver } from '../observe/observer'
 import type { RequestRecord } from '../observe/request-record'
+import { traceOf } from '../observe/tracing/registry'
 import { noteAnswer } from '../request-log/answer'
 import type { RequestLog } from '../request-log/log'
 import { StreamAnswer } from '../request-log/stream-answer'
@@ -172,6 +173,7 @@ function dispatchOptions(deps: ServeDeps, call: ServeCall, alias: Alias, deadlin
     },
     load: deps.targets.load,
     targetLimiter: deps.targets.limiter,
+    trace: traceOf(call.clientSignal),
     onSkip: (target, skipped) => {
       const at = performance.now() - record.start
       ;(record.attemptLog ??= []).push({ upstream: target.upstream.name, model: target.model, startMs: at, endMs: at, outcome: 'skipped', skipped })

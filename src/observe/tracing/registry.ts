@@ -1,11 +1,12 @@
 import type { RequestTrace } from './types'
 
 /**
- * Each traced request's trace, by its caller's abort signal: every route hands `request.signal` to
- * dispatch as `clientSignal`, so dispatch finds the trace without the serving layer passing it on.
+ * Each traced request's trace, by its caller's abort signal: the tracer registers it as the request
+ * begins, and serving (serve.ts) finds it from the `clientSignal` every route hands on, and passes it
+ * to dispatch for the attempts' spans.
  */
 const traces = new WeakMap<AbortSignal, RequestTrace>()
-/** False until a tracer starts: with tracing off, dispatch does not even look. */
+/** False until a tracer starts: with tracing off, nothing is looked up. */
 let tracingStarted = false
 
 export function traceRequest(signal: AbortSignal, trace: RequestTrace): void {

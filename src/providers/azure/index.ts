@@ -8,7 +8,7 @@ import { UpstreamError, upstreamHttpError } from '../errors'
 import { upstreamHeaders } from '../http'
 import { openaiCompatible, type OpenAIEndpoints } from '../openai/compatible'
 import { nativeResponsesApi } from '../openai/responses'
-import { sendWith } from '../openai/send'
+import { sendWith } from '../http'
 import type { Provider, ProviderContext, ProviderKind } from '../types'
 
 /** Azure's error body: OpenAI's shape, with an `innererror` naming the content filter's verdict. */
@@ -43,7 +43,8 @@ export function azureError(upstream: string, status: number, headers: Headers, t
   return upstreamHttpError(upstream, status, headers, text)
 }
 
-const sendAzure = sendWith(azureError)
+// An error body too large to read is mapped as an empty one: its status still decides.
+const sendAzure = sendWith((upstream, status, headers, text) => azureError(upstream, status, headers, text ?? ''))
 
 /** A URL under the resource, with the api-version beside any query the path brings (`<id>/input_items?limit=2`). */
 function resourceUrl(endpoint: string, path: string, apiVersion: string | undefined): string {

@@ -4,7 +4,7 @@
  * the body's `message`; the statuses are those of the Converse reference's Errors section.
  */
 import { UpstreamError, retryAfterMs, upstreamHttpError } from '../errors'
-import { sendWith } from '../openai/send'
+import { sendWith } from '../http'
 
 /** Errors that say our credentials are wrong or lack a permission: not the caller's fault, and the same target will not change its mind. */
 const AUTH_ERRORS = new Set([
@@ -72,4 +72,4 @@ export function bedrockError(upstream: string, status: number, headers: Headers,
 }
 
 /** POSTs a body to Bedrock; a non-2xx answer becomes the gateway's error (bedrockError). */
-export const sendBedrock = sendWith(bedrockError)
+export const sendBedrock = sendWith((upstream, status, headers, text) => bedrockError(upstream, status, headers, text ?? ''))

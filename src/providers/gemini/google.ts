@@ -6,7 +6,7 @@ import { ChunksFromGemini } from '../../wire/gemini/chunks-from-events'
 import type { ErrorBody, GenerateContentResponse } from '../../wire/gemini/types'
 import type { StreamChunk } from '../../wire/pivot/types'
 import { connectionLost, protocolViolation, retryAfterMs, streamError, UpstreamError, upstreamHttpError } from '../errors'
-import { transportError, withTrace } from '../http'
+import { sendWith, transportError, UNREAD_ERROR_BODY } from '../http'
 import { readSseBatches } from '../sse'
 import type { AttemptContext, ProviderContext } from '../types'
 
@@ -83,45 +83,11 @@ export function googleHttpError(upstream: string, status: number, headers: Heade
   return upstreamHttpError(upstream, status, headers, error ? JSON.stringify({ error: { message } }) : text)
 }
 
-/** An error body is read for its message only: this much is plenty. */
-const MAX_ERROR_BYTES = 65_536
-
-async function errorText(response: Response): Promise<string> {
-  if (!response.body) return ''
-  const reader = response.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > MAX_ERROR_BYTES) {
-      await reader.cancel().catch(() => {})
-      return '(an error body too large to read)'
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString('utf8')
-}
-
 /** POSTs a body and returns the response once its status is 2xx; anything else becomes Google's error mapped. */
-export async function postGoogle(upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> {
-  let response: Response
-  try {
-    response = await fetch(url, { method: 'POST', headers: withTrace(headers, attempt), body, signal: attempt.signal })
-  } catch (error) {
-    throw transportError(upstream, attempt.signal, error)
-  }
-  attempt.responded()
-  if (response.ok) return response
-  let text: string
-  try {
-    text = await errorText(response)
-  } catch (error) {
-    throw transportError(upstream, attempt.signal, error)
-  }
-  throw googleHttpError(upstream, response.status, response.headers, text)
-}
+const sendGoogle = sendWith((upstream, status, headers, text) => googleHttpError(upstream, status, headers, text ?? UNREAD_ERROR_BODY))
+
+export const postGoogle = (upstream: string, url: string, headers: Record<string, string>, body: string, attempt: AttemptContext): Promise<Response> =>
+  sendGoogle(upstream, 'POST', url, headers, body, attempt)
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 

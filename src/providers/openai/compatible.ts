@@ -11,7 +11,7 @@ import { connectionLost, protocolViolation, type UpstreamError } from '../errors
 import { readJson, requireEventStream, transportError, type UpstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { Provider, ProviderContext } from '../types'
-import type { Send } from './send'
+import type { Send } from '../http'
 import { countChatTokens } from './tokens'
 
 function isEmbeddings(value: unknown): value is EmbeddingsResponse {

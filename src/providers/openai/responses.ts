@@ -2,7 +2,7 @@ import { connectionLost, protocolViolation } from '../errors'
 import { readJson, requireEventStream, transportError, type UpstreamHeaders } from '../http'
 import { readSseBatches } from '../sse'
 import type { ProviderContext, ResponsesApi, ResponsesEvent } from '../types'
-import type { Send } from './send'
+import type { Send } from '../http'
 
 /** The events that end a Responses stream: after one of them the upstream sends nothing more. */
 export const TERMINAL_RESPONSE_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.failed', 'response.incomplete', 'error'])

@@ -1,48 +1,15 @@
 /** What each side cannot carry to the other without changing what the caller gets back: the target is then skipped. */
 import type { Unsupported } from '../../errors'
-import { CHAT_NEUTRAL_VALUES, droppedFieldsOf, unservedField } from '../pivot/field-policy'
+import { CHAT_CORE_FIELDS, CHAT_NEUTRAL_VALUES, droppedFieldsOf, OPENAI_ONLY_HINTS, unservedField } from '../pivot/field-policy'
 import type * as OpenAI from '../pivot/types'
 import type * as Anthropic from './types'
 import { BILLING_HEADER, cannot, DATA_URL, HTTP_URL, IMAGE_TYPES, THINKING_BUDGETS } from './common'
 
 /** OpenAI fields a Messages request has no room for and that change nothing the caller gets back: dropped. */
-export const DROPPED_FIELDS = new Set([
-  'seed',
-  'presence_penalty',
-  'frequency_penalty',
-  'logit_bias',
-  'store',
-  'metadata',
-  'service_tier',
-  'prompt_cache_key',
-  'prompt_cache_retention',
-  'safety_identifier',
-  'verbosity',
-  'prediction',
-])
+export const DROPPED_FIELDS = new Set(['seed', 'presence_penalty', 'frequency_penalty', ...OPENAI_ONLY_HINTS])
 
 /** OpenAI fields translated below. */
-const TRANSLATED_FIELDS = new Set([
-  'model',
-  'messages',
-  'max_tokens',
-  'max_completion_tokens',
-  'temperature',
-  'top_p',
-  'stop',
-  'user',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'response_format',
-  'reasoning_effort',
-  'stream',
-  'stream_options',
-  'functions',
-  'function_call',
-  // Anthropic's own web search (a server tool): what the Responses API's hosted web_search becomes.
-  'web_search_options',
-])
+const TRANSLATED_FIELDS = new Set([...CHAT_CORE_FIELDS, 'user', 'web_search_options'])
 
 const POLICY = { translated: TRANSLATED_FIELDS, dropped: DROPPED_FIELDS, neutral: CHAT_NEUTRAL_VALUES }
 

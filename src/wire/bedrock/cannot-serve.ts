@@ -1,45 +1,14 @@
 /** What a Converse request cannot carry without changing what the caller gets back: the target is then skipped. */
 import type { Unsupported } from '../../errors'
-import { CHAT_NEUTRAL_VALUES, droppedFieldsOf, unservedField } from '../pivot/field-policy'
+import { CHAT_CORE_FIELDS, CHAT_NEUTRAL_VALUES, droppedFieldsOf, OPENAI_ONLY_HINTS, unservedField } from '../pivot/field-policy'
 import type * as OpenAI from '../pivot/types'
 import { cannot, DATA_URL, DOCUMENT_FORMATS, IMAGE_FORMATS, isClaude, THINKING_BUDGETS } from './common'
 
 /** OpenAI fields Converse has no room for and that change nothing the caller gets back: dropped, and named in x-svc-dropped. */
-const DROPPED_FIELDS = new Set([
-  'seed',
-  'presence_penalty',
-  'frequency_penalty',
-  'logit_bias',
-  'store',
-  'metadata',
-  'service_tier',
-  'prompt_cache_key',
-  'prompt_cache_retention',
-  'safety_identifier',
-  'verbosity',
-  'prediction',
-  'user',
-])
+const DROPPED_FIELDS = new Set(['seed', 'presence_penalty', 'frequency_penalty', ...OPENAI_ONLY_HINTS, 'user'])
 
 /** OpenAI fields request-from-chat.ts translates. */
-const TRANSLATED_FIELDS = new Set([
-  'model',
-  'messages',
-  'max_tokens',
-  'max_completion_tokens',
-  'temperature',
-  'top_p',
-  'stop',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'response_format',
-  'reasoning_effort',
-  'stream',
-  'stream_options',
-  'functions',
-  'function_call',
-])
+const TRANSLATED_FIELDS = new Set(CHAT_CORE_FIELDS)
 
 const POLICY = { translated: TRANSLATED_FIELDS, dropped: DROPPED_FIELDS, neutral: CHAT_NEUTRAL_VALUES }
 

@@ -1,45 +1,14 @@
 /** What a generateContent request cannot carry from the pivot: such a target is skipped, and with none left the caller gets a 400 naming the field. */
 import type { Unsupported } from '../../errors'
-import { CHAT_NEUTRAL_VALUES, droppedFieldsOf, unservedField } from '../pivot/field-policy'
+import { CHAT_CORE_FIELDS, CHAT_NEUTRAL_VALUES, droppedFieldsOf, OPENAI_ONLY_HINTS, unservedField } from '../pivot/field-policy'
 import type * as OpenAI from '../pivot/types'
 import { cannot, DATA_URL, GS_URL, HTTP_URL, THINKING_BUDGETS } from './common'
 
 /** Pivot fields Google has no room for and that change nothing the caller gets back: left out, and named in x-svc-dropped. */
-export const DROPPED_FIELDS = new Set([
-  'user',
-  'store',
-  'metadata',
-  'service_tier',
-  'prompt_cache_key',
-  'prompt_cache_retention',
-  'safety_identifier',
-  'verbosity',
-  'prediction',
-  'logit_bias',
-])
+export const DROPPED_FIELDS = new Set(['user', ...OPENAI_ONLY_HINTS])
 
 /** Pivot fields translated (src/wire/gemini/request-from-chat.ts). */
-const TRANSLATED_FIELDS = new Set([
-  'model',
-  'messages',
-  'max_tokens',
-  'max_completion_tokens',
-  'temperature',
-  'top_p',
-  'stop',
-  'seed',
-  'presence_penalty',
-  'frequency_penalty',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'response_format',
-  'reasoning_effort',
-  'stream',
-  'stream_options',
-  'functions',
-  'function_call',
-])
+const TRANSLATED_FIELDS = new Set([...CHAT_CORE_FIELDS, 'seed', 'presence_penalty', 'frequency_penalty'])
 
 const POLICY = { translated: TRANSLATED_FIELDS, dropped: DROPPED_FIELDS, neutral: CHAT_NEUTRAL_VALUES }
 

@@ -12,6 +12,39 @@ export const CHAT_NEUTRAL_VALUES: ReadonlyMap<string, (value: unknown) => boolea
   ['modalities', (v) => Array.isArray(v) && v.every((m) => m === 'text')],
 ])
 
+/** Chat request fields that every target dialect translates: the conversation, tools, sampling, output, streaming. */
+export const CHAT_CORE_FIELDS: readonly string[] = [
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'reasoning_effort',
+  'stream',
+  'stream_options',
+  'functions',
+  'function_call',
+]
+
+/** Hints only OpenAI acts on (storage, caching, routing, tracking): every other dialect drops them, naming them in x-svc-dropped. */
+export const OPENAI_ONLY_HINTS: readonly string[] = [
+  'logit_bias',
+  'store',
+  'metadata',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'verbosity',
+  'prediction',
+]
+
 export interface FieldPolicy {
   translated: ReadonlySet<string>
   dropped: ReadonlySet<string>
