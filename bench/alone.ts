@@ -3,11 +3,11 @@
  * their own (`bun bench/<scenario>.ts`): a mock and the bench's config on it, the turns of wrk over
  * their targets, each run's gateway CPU from /proc, the medians, the report and the arguments.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { freePort, start, waitForHealthy } from './processes'
+import { cpuSeconds, freePort, start, waitForHealthy } from './processes'
 import { wrk, type WrkResult } from './wrk'
 
 export type Summary = Record<string, Record<string, { rps: number; p50: number; p99: number }>>
@@ -53,14 +53,6 @@ ${extra}`,
     },
   }
 }
-
-/** CPU seconds a process has used (user and system, every thread), from /proc: unlike throughput, not skewed by other load on the machine. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
-}
-const CLOCK_TICKS = 100
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 

@@ -1,4 +1,4 @@
-/** The bench's child processes and what it reads of them: free ports, health, memory. */
+/** The bench's child processes and what it reads of them: free ports, health, memory, CPU. */
 import type { Subprocess } from 'bun'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -40,4 +40,14 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8')
   const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
   return kb / 1024
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ). */
+const CLOCK_TICKS = 100
+
+/** CPU seconds a process has used (user and system, every thread), from /proc: unlike throughput, not skewed by other load on the machine. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+  // utime and stime, fields 14 and 15 of stat (11 and 12 after the command name), in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
 }

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util'
 import { postgresMissing, redisMissing, startPostgres, startRedis } from '../test/support/servers'
 import { type KindMock, startKindMocks } from './kinds'
 import { describeLongStreams, type LongStreamsResult, measureLongStreams } from './long-streams'
-import { freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
+import { cpuSeconds, freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
 import { describeCache, startCacheTarget } from './cache'
 import { describeLeastLatency, LEAST_LATENCY, LEAST_LATENCY_ALIAS, LEAST_LATENCY_SCENARIOS, readAttempts, startLeastLatencyMock } from './least-latency'
 import { describeRequestLog, startRequestLogTargets } from './request-log'
@@ -60,9 +60,9 @@ const kindMocks: KindMock[] = await startKindMocks()
 const leastLatency = await startLeastLatencyMock()
 
 const barePort = await freePort()
-start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
+const bareProxy = start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
 const relayPort = await freePort()
-start(['bun', 'bench/bare-proxy.ts', String(relayPort), `http://127.0.0.1:${mockPort}`, 'relay'])
+const jsRelay = start(['bun', 'bench/bare-proxy.ts', String(relayPort), `http://127.0.0.1:${mockPort}`, 'relay'])
 
 const configPath = join(work, 'gateway.toml')
 writeFileSync(
@@ -127,12 +127,19 @@ interface Target {
 const both: Api[] = ['chat', 'responses']
 const targets: Target[] = [
   { name: 'direct', url: `http://127.0.0.1:${mockPort}`, apis: both, headers: {}, model: 'bench-model' },
-  { name: 'bare proxy', url: `http://127.0.0.1:${barePort}`, apis: both, headers: {}, model: 'bench-model' },
-  { name: 'JS relay', url: `http://127.0.0.1:${relayPort}`, headers: {}, model: 'bench-model' },
+  { name: 'bare proxy', url: `http://127.0.0.1:${barePort}`, apis: both, headers: {}, model: 'bench-model', pid: bareProxy.pid },
+  { name: 'JS relay', url: `http://127.0.0.1:${relayPort}`, headers: {}, model: 'bench-model', pid: jsRelay.pid },
   // On the Responses API: translated through chat completions to the mock.
   { name: 'chatgate', url: `http://127.0.0.1:${gatewayPort}`, apis: both, headers: { Authorization: `Bearer ${key}` }, model: 'bench/fast', pid: gateway.pid },
   // The Responses API passed through to a native upstream, as sent.
-  { name: 'native', url: `http://127.0.0.1:${gatewayPort}`, apis: ['responses'], headers: { Authorization: `Bearer ${key}` }, model: 'bench/native' },
+  {
+    name: 'native',
+    url: `http://127.0.0.1:${gatewayPort}`,
+    apis: ['responses'],
+    headers: { Authorization: `Bearer ${key}` },
+    model: 'bench/native',
+    pid: gateway.pid,
+  },
 ]
 
 /** Each other kind through the gateway, and its fake asked directly, in the c32 chat scenarios. */
@@ -146,6 +153,7 @@ for (const mock of kindMocks) {
       headers: { Authorization: `Bearer ${key}` },
       model: mock.alias,
       scenarios: KIND_SCENARIOS,
+      pid: gateway.pid,
     },
   )
 }
@@ -157,6 +165,7 @@ targets.push({
   headers: { Authorization: `Bearer ${key}` },
   model: LEAST_LATENCY_ALIAS,
   scenarios: LEAST_LATENCY_SCENARIOS,
+  pid: gateway.pid,
 })
 // Cache hits, on a gateway whose alias caches.
 const cacheHits = await startCacheTarget(configPath, gatewayEnv, 'bench/fast')
@@ -254,7 +263,9 @@ const bodyFor = (model: string, stream: boolean, api: Api = 'chat') =>
     ...(stream ? { stream: true } : {}),
   })
 
-const samples: Record<string, Record<string, WrkResult[]>> = {}
+/** A measured run, with the CPU its target's process spent per request in it (µs; null for a target that is not one process of ours). */
+type Sample = WrkResult & { cpuUs: number | null }
+const samples: Record<string, Record<string, Sample[]>> = {}
 /** Successful attempts per upstream during the least_latency rows' runs. */
 const leastLatencyAttempts: Record<string, number> = {}
 for (let run = 1; run <= RUNS; run++) {
@@ -267,7 +278,10 @@ for (let run = 1; run <= RUNS; run++) {
       const urls = (target.urls ?? [target.url]).map((base) => base + path)
       const attemptsBefore = target.name === LEAST_LATENCY ? await readAttempts(target.url) : null
       await wrkSpread(urls, scenario.connections, WARMUP, body, target.headers)
-      const result = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
+      const cpuBefore = target.pid === undefined ? null : cpuSeconds(target.pid)
+      const measured = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
+      const cpuUs = cpuBefore === null || measured.requests === 0 ? null : ((cpuSeconds(target.pid!) - cpuBefore) / measured.requests) * 1e6
+      const result: Sample = { ...measured, cpuUs }
       if (attemptsBefore) {
         const after = await readAttempts(target.url)
         for (const [upstream, count] of Object.entries(after))
@@ -322,7 +336,7 @@ const median = (xs: number[]) => {
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
-const summary: Record<string, Record<string, { rps: number; p50: number; p99: number; errors: number }>> = {}
+const summary: Record<string, Record<string, { rps: number; p50: number; p99: number; errors: number; cpuUs: number | null }>> = {}
 for (const [scenario, byTarget] of Object.entries(samples)) {
   for (const [target, results] of Object.entries(byTarget)) {
     ;(summary[scenario] ??= {})[target] = {
@@ -330,6 +344,7 @@ for (const [scenario, byTarget] of Object.entries(samples)) {
       p50: median(results.map((r) => r.p50)),
       p99: median(results.map((r) => r.p99)),
       errors: results.reduce((sum, r) => sum + r.errors, 0),
+      cpuUs: results[0]!.cpuUs === null ? null : median(results.map((r) => r.cpuUs!)),
     }
   }
 }
@@ -339,7 +354,7 @@ const pad = (s: string, n: number) => s.padEnd(n)
 lines.push(`chatgate benchmark: medians of ${RUNS} run(s), ${DURATION} s each, wrk on 127.0.0.1 (${new Date().toISOString()})`)
 lines.push('')
 lines.push(
-  `${pad('scenario', 11)}${pad('target', 15)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ relay'.padStart(9)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}`,
+  `${pad('scenario', 11)}${pad('target', 15)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ relay'.padStart(9)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}${'CPU µs'.padStart(9)}${'÷ bare'.padStart(8)}`,
 )
 /** The row a target's overhead is measured over: its kind's own fake for another kind, else the openai mock. */
 const directRowOf = (target: string) => /^(\w+) kind$/.exec(target)?.[1]
@@ -355,8 +370,11 @@ for (const [scenario, byTarget] of Object.entries(summary)) {
     const vsDirect = isDirect ? '' : (r.rps / direct.rps).toFixed(2)
     const p50d = isDirect ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
     const p99d = isDirect ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
+    // CPU per request of the target's own process (the load generator and the upstream not counted), and over the bare proxy's.
+    const cpu = r.cpuUs === null ? '' : r.cpuUs.toFixed(0)
+    const cpuVsBare = r.cpuUs === null || bare.cpuUs === null || target === 'bare proxy' ? '' : (r.cpuUs / bare.cpuUs).toFixed(2)
     lines.push(
-      `${pad(scenario, 11)}${pad(target, 15)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsRelay.padStart(9)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}`,
+      `${pad(scenario, 11)}${pad(target, 15)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsRelay.padStart(9)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}${cpu.padStart(9)}${cpuVsBare.padStart(8)}`,
     )
   }
 }
@@ -408,6 +426,35 @@ const kindOverhead = kindMocks.flatMap((mock) =>
 for (const { kind, scenario, added: kindAdded, openai } of kindOverhead) {
   lines.push(`${kind} kind ${scenario}, p50 added over its own upstream: ${kindAdded.toFixed(3)} ms; openai kind ${openai.toFixed(3)} ms`)
 }
+// CPU per request side by side: every inbound API and upstream kind beside chat completions to the
+// openai mock, and each over the bare proxy's (what the /proc counters say, whatever else loads the machine).
+const cpuOf = (scenario: string, target: string) => summary[scenario]?.[target]?.cpuUs ?? null
+const cpuRatio = (scenario: string, target: string) => {
+  const cpu = cpuOf(scenario, target)
+  const bare = cpuOf(scenario, 'bare proxy')
+  return cpu === null || bare === null ? null : cpu / bare
+}
+const cpuRows: [string, string, string][] = [
+  ['chat completions JSON', 'json c32', 'chatgate'],
+  ['chat completions stream', 'stream c32', 'chatgate'],
+  ['Responses JSON, translated', 'resp json', 'chatgate'],
+  ['Responses JSON, native', 'resp json', 'native'],
+  ['Responses stream, translated', 'resp strm', 'chatgate'],
+  ['Responses stream, native', 'resp strm', 'native'],
+  ...kindMocks.flatMap((mock) => [
+    [`${mock.kind} kind JSON`, 'json c32', `${mock.kind} kind`] as [string, string, string],
+    [`${mock.kind} kind stream`, 'stream c32', `${mock.kind} kind`] as [string, string, string],
+  ]),
+]
+for (const [label, scenario, target] of cpuRows) {
+  const cpu = cpuOf(scenario, target)
+  const ratio = cpuRatio(scenario, target)
+  if (cpu !== null) lines.push(`CPU per request, ${label}: ${cpu.toFixed(0)} µs${ratio === null ? '' : ` (${ratio.toFixed(2)} x the bare proxy's)`}`)
+}
+const cpuChecks = (['json c32', 'stream c32'] as const).flatMap((scenario) => {
+  const ratio = cpuRatio(scenario, 'chatgate')
+  return ratio === null ? [] : [[`${scenario} CPU per request <= 1.5 x bare proxy's (${ratio.toFixed(2)} x)`, ratio <= 1.5] as [string, boolean]]
+})
 const observability = [
   tracing ? describeTracing(summary, tracing.receiver) : null,
   requestLog ? describeRequestLog(summary) : null,
@@ -422,6 +469,7 @@ const checks = [
   [`stream c32 req/s >= 0.85 x bare proxy`, s.chatgate!.rps >= 0.85 * s['bare proxy']!.rps],
   [`peak RSS <= 120 MB`, peakRssMb <= 120],
   [`startup <= 300 ms`, startupMs <= 300],
+  ...cpuChecks,
   ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as [string, boolean]] : []),
   ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as [string, boolean]] : []),
   ...(longStreams
