@@ -129,6 +129,23 @@ const hitEntry = (deps: ServeDeps, caller: Caller, alias: string, start: number,
   at: deps.now(),
 })
 
+/** Streams already made from a held entry, by the exchange's variant: they die with the entry. */
+const madeStreams = new WeakMap<CachedAnswer, Map<string, string>>()
+
+/** The hit as this request's own answer (see CacheSide): a stream that depends on the answer alone is made once per entry. */
+async function answerOfHit(exchange: Exchange, hit: CachedAnswer): Promise<string> {
+  const side = exchange.cache!
+  if (!side.fromCache) return hit.body
+  const stream = exchange.stream !== null
+  const variant = stream ? side.streamVariant : undefined
+  if (variant === undefined) return side.fromCache(hit.body, hit.usage, stream)
+  let made = madeStreams.get(hit)
+  if (!made) madeStreams.set(hit, (made = new Map()))
+  let text = made.get(variant)
+  if (text === undefined) made.set(variant, (text = await side.fromCache(hit.body, hit.usage, true)))
+  return text
+}
+
 /**
  * Answers from the cache: no upstream call. A streamed request gets the cached answer as its own
  * dialect's stream (the exchange's `fromCache`), with the original usage in its final event. Counted
@@ -144,8 +161,7 @@ export async function serveHit(deps: ServeDeps, call: ServeCall, aliasName: stri
   }
   record.promptTokens = record.completionTokens = record.costNanos = 0
   record.cacheSavedNanos = hit.costNanos
-  const side = exchange.cache!
-  const body = side.fromCache ? await side.fromCache(hit.body, hit.usage, exchange.stream !== null) : hit.body
+  const body = await answerOfHit(exchange, hit)
   noteAnswer(record, body)
   record.responseBody = hit.body
   const settled = admission.settle(hitEntry(deps, caller, aliasName, record.start, hit.costNanos)).catch((failure: unknown) => {

@@ -81,6 +81,7 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
         stream
           ? new ChunkRelay(request.model, request.stream_options?.include_usage === true).wire(chunksOfCompletion(JSON.parse(answer), usage)) + DONE
           : answer,
+      streamVariant: `${request.model}\n${request.stream_options?.include_usage === true}`,
     },
   }
 }

@@ -38,6 +38,12 @@ export interface CacheSide {
    * text, ended as its dialect ends. Absent: the answer is served as kept (an API that does not stream).
    */
   fromCache?(answer: string, usage: Usage | null, stream: boolean): string | Promise<string>
+  /**
+   * Set when this request's stream of a cached answer depends on nothing but the answer and this
+   * key (no fresh id, nothing kept): the stream made for one hit then serves the next hits on the
+   * same entry.
+   */
+  streamVariant?: string
 }
 
 export interface StreamSide {

@@ -119,6 +119,19 @@ describe('the exact response cache, on SQLite', () => {
     expect(chatCalls(upstream)).toBe(before + 1)
   })
 
+  test('chat: streamed hits on one entry are each in the form their request asks (the stream made once per form is not served to the other)', async () => {
+    await (await chat('forms')).text()
+    const withUsage = await (await chat('forms', { stream: true, stream_options: { include_usage: true } })).text()
+    const without = await chat('forms', { stream: true })
+    expect(without.headers.get('x-svc-cache')).toBe('hit')
+    const plain = dataOf(await without.text())
+    expect(plain.at(-1)).toBe('[DONE]')
+    expect((plain.slice(0, -1) as any[]).some((chunk) => chunk.usage)).toBe(false)
+    const again = await (await chat('forms', { stream: true, stream_options: { include_usage: true } })).text()
+    expect(again).toBe(withUsage)
+    expect((dataOf(again).slice(0, -1) as any[]).at(-1).usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 })
+  })
+
   test('messages: JSON and stream both ways; a streamed hit ends with message_stop and carries the usage', async () => {
     const body = (stream: boolean, text: string) => ({ model: 'openai/cached', max_tokens: 100, stream, messages: [{ role: 'user', content: text }] })
     const json = (await (await post('/v1/messages', body(false, 'hi claude'))).json()) as any
