@@ -1,5 +1,6 @@
 import './production'
 import { readFileSync } from 'node:fs'
+import { DEFAULT_UPSTREAM_CONNECTIONS } from './config/defaults'
 import { readEnv } from './config/env'
 import { GatewayError } from './errors'
 import { MAX_UPSTREAM_CONNECTIONS, RUNTIME_FETCH_CAP_MAX, runtimeFetchCap } from './routing/connections'
@@ -32,9 +33,6 @@ function raiseFetchCap(maxUpstreamConnections: number): string | null {
   }
   return null
 }
-
-/** `[http] max_upstream_connections` when the config file sets it, else its default. */
-const DEFAULT_UPSTREAM_CONNECTIONS = 10_000
 
 /**
  * The bound on upstream connections, read from the config file alone and only for that field, so that

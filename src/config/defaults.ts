@@ -1,5 +1,8 @@
 import type { ConfigFile } from './schema'
 
+/** `[http] max_upstream_connections` when the config does not set it. */
+export const DEFAULT_UPSTREAM_CONNECTIONS = 10_000
+
 /**
  * What a newcomer gets with no config file: three tiers, the offline `local/echo` alias, and
  * OpenAI and Anthropic aliases that start working once OPENAI_API_KEY / ANTHROPIC_API_KEY is set.

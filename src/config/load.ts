@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { Value } from '@sinclair/typebox/value'
 import { invalidConfig } from '../errors'
 import { nanosOfUsd, parsePrice } from '../spend/price'
-import { DEFAULT_CONFIG } from './defaults'
+import { DEFAULT_CONFIG, DEFAULT_UPSTREAM_CONNECTIONS } from './defaults'
 import { ALIAS_PATTERN, ConfigFileSchema, type ConfigFile, NAME_PATTERN } from './schema'
 import {
   type AliasCacheSettings,
@@ -207,7 +207,7 @@ export function parseGatewayConfig(
     aliases,
     routing: { deadlineMs: file.routing?.deadline_ms ?? 120_000, drainMs: file.routing?.drain_ms ?? 10_000 },
     usage: { minuteRetentionDays: file.usage?.minute_retention_days ?? 7 },
-    http: { maxUpstreamConnections: file.http?.max_upstream_connections ?? 10_000 },
+    http: { maxUpstreamConnections: file.http?.max_upstream_connections ?? DEFAULT_UPSTREAM_CONNECTIONS },
     conversations: { responsesTtlDays: file.conversations?.responses_ttl_days ?? 30 },
     requestLog: requestLogSettings(file),
     cache: cacheSettings(file),
