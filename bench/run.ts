@@ -3,7 +3,7 @@
  * proxy (the floor), with wrk, on 127.0.0.1. Prints one table and writes it as JSON to bench/results/.
  *
  *   bun run bench [--runs 3] [--duration 10] [--peer portkey] [--skip-memory] [--skip-cluster] [--skip-observability]
- *                 [--skip-long-streams] [--long-streams 4000] [--long-stream-seconds 10]
+ *                 [--skip-long-streams] [--long-streams 4000] [--long-stream-seconds 10] [--skip-steady]
  *
  * The cluster scenario runs 3 gateway instances on one Postgres and one Redis (started here from
  * Debian's packages, as the tests start them) beside the single instance on SQLite.
@@ -19,6 +19,7 @@ import { cpuSeconds, freePort, ROOT, rssMb, start, waitForHealthy } from './proc
 import { describeCache, startCacheTarget } from './cache'
 import { describeLeastLatency, LEAST_LATENCY, LEAST_LATENCY_ALIAS, LEAST_LATENCY_SCENARIOS, readAttempts, startLeastLatencyMock } from './least-latency'
 import { describeRequestLog, startRequestLogTargets } from './request-log'
+import { describeSteady, measureOpenLoop, measureSequential, startNodeMock } from './steady'
 import { describeTracing, startTracingTargets } from './tracing'
 import { type WrkResult, wrk, wrkSpread } from './wrk'
 
@@ -34,6 +35,7 @@ const { values: options } = parseArgs({
     'skip-observability': { type: 'boolean', default: false },
     'memory-requests': { type: 'string', default: '200000' },
     'skip-long-streams': { type: 'boolean', default: false },
+    'skip-steady': { type: 'boolean', default: false },
     'long-streams': { type: 'string', default: '4000' },
     'long-stream-seconds': { type: 'string', default: '10' },
   },
@@ -58,6 +60,8 @@ await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
 const kindMocks: KindMock[] = await startKindMocks()
 // A second mock, slower, for the least_latency alias over it and the fast one.
 const leastLatency = await startLeastLatencyMock()
+// A Node http mock and a bare proxy in front of it, for the sequential scenario.
+const nodeMock = options['skip-steady'] ? null : await startNodeMock()
 
 const barePort = await freePort()
 const bareProxy = start(['bun', 'bench/bare-proxy.ts', String(barePort), `http://127.0.0.1:${mockPort}`])
@@ -87,7 +91,7 @@ targets = [{ upstream = "mock", model = "bench-model" }]
 
 [aliases."bench/native"]
 targets = [{ upstream = "mock_native", model = "bench-model" }]
-${kindMocks.map((mock) => mock.toml).join('')}${leastLatency.toml}`,
+${kindMocks.map((mock) => mock.toml).join('')}${leastLatency.toml}${nodeMock?.toml ?? ''}`,
 )
 const kindEnv: Record<string, string> = Object.assign({}, ...kindMocks.map((mock) => mock.env))
 const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath, ...kindEnv }
@@ -294,6 +298,24 @@ for (let run = 1; run <= RUNS; run++) {
     }
   }
 }
+// ---------------------------------------------------------------- sequential and open loop
+
+const steady = options['skip-steady']
+  ? null
+  : describeSteady(
+      nodeMock ? await measureSequential(nodeMock, `http://127.0.0.1:${gatewayPort}`, key) : 'skipped (node is not installed)',
+      (await measureOpenLoop(
+        {
+          direct: `http://127.0.0.1:${mockPort}${PATHS.chat}`,
+          bare: `http://127.0.0.1:${barePort}${PATHS.chat}`,
+          gateway: `http://127.0.0.1:${gatewayPort}${PATHS.chat}`,
+        },
+        { direct: bodyFor('bench-model', false), gateway: bodyFor('bench/fast', false) },
+        { Authorization: `Bearer ${key}` },
+        DURATION,
+      )) ?? 'skipped (wrk2 is not installed: bash ../shared/tools/wrk2/install.sh)',
+    )
+
 const peakRssMb = rssMb(gateway.pid, 'VmHWM')
 const clusterPeakRssMb = cluster?.pids.map((pid) => rssMb(pid, 'VmHWM')) ?? []
 await cluster?.dispose()
@@ -462,6 +484,7 @@ const observability = [
   describeLeastLatency(summary, leastLatencyAttempts),
 ]
 for (const report of observability) if (report) lines.push(...report.lines)
+if (steady) lines.push(...steady.lines)
 const checks = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
   [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
@@ -470,6 +493,7 @@ const checks = [
   [`peak RSS <= 120 MB`, peakRssMb <= 120],
   [`startup <= 300 ms`, startupMs <= 300],
   ...cpuChecks,
+  ...(steady?.checks ?? []),
   ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as [string, boolean]] : []),
   ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as [string, boolean]] : []),
   ...(longStreams

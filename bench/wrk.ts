@@ -24,6 +24,12 @@ for name, value in string.gmatch(headers, "([^:|]+):([^|]+)") do wrk.headers[nam
 
 const ms = (value: string, unit: string) => Number(value) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit]!
 
+/** A percentile (ms) from wrk's `--latency` lines (`99%`) or wrk2's (`99.000%`). */
+const percentileOf = (out: string, p: string): number => {
+  const match = new RegExp(`\\s${p}(?:\\.0+)?%\\s+([\\d.]+)(us|ms|s)`).exec(out)
+  return match ? ms(match[1]!, match[2]!) : NaN
+}
+
 export async function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
   const threads = Math.min(2, connections)
   const run = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', LUA, url], {
@@ -38,10 +44,7 @@ export async function wrk(url: string, connections: number, seconds: number, bod
   })
   const out = await new Response(run.stdout).text()
   await run.exited
-  const percentile = (p: string) => {
-    const match = new RegExp(`\\s${p}%\\s+([\\d.]+)(us|ms|s)`).exec(out)
-    return match ? ms(match[1]!, match[2]!) : NaN
-  }
+  const percentile = (p: string) => percentileOf(out, p)
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
   const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0
@@ -70,5 +73,35 @@ export async function wrkSpread(urls: string[], connections: number, seconds: nu
     p99: Math.max(...results.map((r) => r.p99)),
     errors: results.reduce((sum, r) => sum + r.errors, 0),
     requests: results.reduce((sum, r) => sum + r.requests, 0),
+  }
+}
+
+/** Whether wrk2 (constant-rate wrk; `bash ../shared/tools/wrk2/install.sh`) is installed. */
+export const haveWrk2 = (): boolean => Bun.which('wrk2') !== null
+
+/**
+ * An open-loop run with wrk2: `rate` requests a second whatever the answers' pace, latency corrected
+ * for coordinated omission (a slow answer delays the requests behind it, and they count it).
+ */
+export async function wrk2(url: string, rate: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
+  const run = Bun.spawn(['wrk2', '-t2', '-c32', `-d${seconds}s`, `-R${rate}`, '--latency', '-s', LUA, url], {
+    env: {
+      ...process.env,
+      BENCH_BODY: body,
+      BENCH_HEADERS: Object.entries(headers)
+        .map(([k, v]) => `${k}:${v}`)
+        .join('|'),
+    },
+    stdout: 'pipe',
+  })
+  const out = await new Response(run.stdout).text()
+  await run.exited
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
+    p50: percentileOf(out, '50'),
+    p99: percentileOf(out, '99'),
+    errors: non2xx,
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
   }
 }
