@@ -4,6 +4,7 @@ import { loadGatewayConfig } from './config/load'
 import { createApp } from './app'
 import { closeGateway, createGateway, ensureFirstKey, type Gateway, reloadConfig, startBackground, startRollupPruning, VERSION, watchStores } from './gateway'
 import { createLogger } from './log'
+import { keepServingOnStrayRejections } from './stray-rejections'
 import { providerKinds } from './providers'
 import { MAX_UPSTREAM_CONNECTIONS } from './routing/connections'
 
@@ -74,6 +75,7 @@ export async function start(env: GatewayEnv, fetchCapWarning: string | null): Pr
   const warnings = boundUpstreamConnections(env, fetchCapWarning)
   const log = createLogger(env.logLevel)
   for (const warning of warnings) log.warn(warning)
+  keepServingOnStrayRejections(log)
   const gateway = await createGateway({ env, log })
   const firstKey = await ensureFirstKey(gateway)
   const app = await createApp(gateway)

@@ -205,7 +205,12 @@ describeWithServers('failures: instances killed, Redis and Postgres away', ['red
       for (let i = 0; i < 30; i++) {
         const instance = live()[i % live().length]!
         const content = `while postgres is away ${i}`
-        const response = await chat(instance.url, key, content)
+        const response = await chat(instance.url, key, content).catch((error: Error) => {
+          // It happened once in CI: say which instance went away, how, and what it last wrote.
+          throw new Error(
+            `${error.message} from ${instance.url}, exit ${instance.proc.exitCode ?? instance.proc.signalCode}; its output:\n${instance.output().slice(-4000)}`,
+          )
+        })
         expect(response.status).toBe(200)
         await response.json()
         served++
