@@ -30,9 +30,9 @@ const percentileOf = (out: string, p: string): number => {
   return match ? ms(match[1]!, match[2]!) : NaN
 }
 
-export async function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
-  const threads = Math.min(2, connections)
-  const run = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '-s', LUA, url], {
+/** Runs a wrk-family command on `url` with the bench's POST script, and reads what it printed. */
+async function measured(command: string[], url: string, body: string, headers: Record<string, string>): Promise<WrkResult> {
+  const run = Bun.spawn([...command, '--latency', '-s', LUA, url], {
     env: {
       ...process.env,
       BENCH_BODY: body,
@@ -44,17 +44,21 @@ export async function wrk(url: string, connections: number, seconds: number, bod
   })
   const out = await new Response(run.stdout).text()
   await run.exited
-  const percentile = (p: string) => percentileOf(out, p)
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out)
   const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
-    p50: percentile('50'),
-    p99: percentile('99'),
+    p50: percentileOf(out, '50'),
+    p99: percentileOf(out, '99'),
     errors: non2xx + socketErrors,
     requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
   }
+}
+
+export function wrk(url: string, connections: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
+  const threads = Math.min(2, connections)
+  return measured(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`], url, body, headers)
 }
 
 /**
@@ -83,25 +87,5 @@ export const haveWrk2 = (): boolean => Bun.which('wrk2') !== null
  * An open-loop run with wrk2: `rate` requests a second whatever the answers' pace, latency corrected
  * for coordinated omission (a slow answer delays the requests behind it, and they count it).
  */
-export async function wrk2(url: string, rate: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> {
-  const run = Bun.spawn(['wrk2', '-t2', '-c32', `-d${seconds}s`, `-R${rate}`, '--latency', '-s', LUA, url], {
-    env: {
-      ...process.env,
-      BENCH_BODY: body,
-      BENCH_HEADERS: Object.entries(headers)
-        .map(([k, v]) => `${k}:${v}`)
-        .join('|'),
-    },
-    stdout: 'pipe',
-  })
-  const out = await new Response(run.stdout).text()
-  await run.exited
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0)
-  return {
-    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? NaN),
-    p50: percentileOf(out, '50'),
-    p99: percentileOf(out, '99'),
-    errors: non2xx,
-    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
-  }
-}
+export const wrk2 = (url: string, rate: number, seconds: number, body: string, headers: Record<string, string>): Promise<WrkResult> =>
+  measured(['wrk2', '-t2', '-c32', `-d${seconds}s`, `-R${rate}`], url, body, headers)
