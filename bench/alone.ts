@@ -21,16 +21,8 @@ export interface AloneTarget {
   pid?: number
 }
 
-/** The mock, and the bench's config on it (`bench/fast`, tier `bench`) with `extra` tables appended. */
-export async function startAloneMock(extra = ''): Promise<{ mockPort: number; configPath: string; dispose(): void }> {
-  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-alone-'))
-  const mockPort = await freePort()
-  const mock = start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
-  await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
-  const configPath = join(work, 'gateway.toml')
-  writeFileSync(
-    configPath,
-    `
+/** The bench's config on the mock: tier `bench`, whose limits cannot trip, and alias `bench/fast` on upstream `mock`. */
+export const benchConfig = (mockPort: number): string => `
 [tiers.bench]
 requests_per_minute = 100000000
 tokens_per_minute = 1000000000000
@@ -42,8 +34,16 @@ base_url = "http://127.0.0.1:${mockPort}/v1"
 
 [aliases."bench/fast"]
 targets = [{ upstream = "mock", model = "bench-model" }]
-${extra}`,
-  )
+`
+
+/** The mock, and the bench's config on it (`bench/fast`, tier `bench`) with `extra` tables appended. */
+export async function startAloneMock(extra = ''): Promise<{ mockPort: number; configPath: string; dispose(): void }> {
+  const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-alone-'))
+  const mockPort = await freePort()
+  const mock = start(['bun', 'bench/mock-upstream.ts', String(mockPort)])
+  await waitForHealthy(`http://127.0.0.1:${mockPort}/`)
+  const configPath = join(work, 'gateway.toml')
+  writeFileSync(configPath, `${benchConfig(mockPort)}${extra}`)
   return {
     mockPort,
     configPath,

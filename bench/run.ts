@@ -19,6 +19,7 @@ import { cpuSeconds, freePort, ROOT, rssMb, start, waitForHealthy } from './proc
 import { describeCache, startCacheTarget } from './cache'
 import { describeLeastLatency, LEAST_LATENCY, LEAST_LATENCY_ALIAS, LEAST_LATENCY_SCENARIOS, readAttempts, startLeastLatencyMock } from './least-latency'
 import { describeRequestLog, startRequestLogTargets } from './request-log'
+import { benchConfig } from './alone'
 import { describeSteady, measureOpenLoop, measureSequential, startNodeMock } from './steady'
 import { describeTracing, startTracingTargets } from './tracing'
 import { type WrkResult, wrk, wrkSpread } from './wrk'
@@ -71,23 +72,11 @@ const jsRelay = start(['bun', 'bench/bare-proxy.ts', String(relayPort), `http://
 const configPath = join(work, 'gateway.toml')
 writeFileSync(
   configPath,
-  `
-[tiers.bench]
-requests_per_minute = 100000000
-tokens_per_minute = 1000000000000
-max_concurrent = 100000
-
-[upstreams.mock]
-kind = "openai"
-base_url = "http://127.0.0.1:${mockPort}/v1"
-
+  `${benchConfig(mockPort)}
 [upstreams.mock_native]
 kind = "openai"
 base_url = "http://127.0.0.1:${mockPort}/v1"
 responses = "native"
-
-[aliases."bench/fast"]
-targets = [{ upstream = "mock", model = "bench-model" }]
 
 [aliases."bench/native"]
 targets = [{ upstream = "mock_native", model = "bench-model" }]
