@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import parse from 'parse-prometheus-text-format'
 import { tempDir, writeConfig } from './support/gateway'
-import { type GatewayProcess, runCli, spawnGateway } from './support/process'
+import { type GatewayProcess, runCli, spawnGateway, startRefused } from './support/process'
 import { waitFor } from './support/wait'
 import { setup, teardown, TEST_MS } from './support/hooks'
 
@@ -346,13 +346,7 @@ ${extraAlias}
         await gateway.stop()
       }
       // Awaited, not spawnSync: the tests beside this one keep running meanwhile.
-      const restart = Bun.spawn(['bun', 'src/main.ts'], {
-        cwd: `${import.meta.dir}/..`,
-        env: { ...env, PATH: process.env.PATH ?? '', PORT: '0' },
-        stdout: 'ignore',
-        stderr: 'pipe',
-      })
-      const [stderr, exitCode] = await Promise.all([new Response(restart.stderr).text(), restart.exited])
+      const { code: exitCode, stderr } = await startRefused(env)
       expect(exitCode).toBe(1)
       expect(stderr).toContain('tiers."side": the file no longer names this tier, but 2 keys use it')
     },

@@ -1,9 +1,9 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT, tempDir, writeConfig } from './support/gateway'
+import { tempDir, writeConfig } from './support/gateway'
 import { TEST_MS } from './support/hooks'
-import { spawnGateway } from './support/process'
+import { spawnGateway, startRefused } from './support/process'
 
 setDefaultTimeout(TEST_MS)
 
@@ -56,19 +56,7 @@ describe('the fetch cap, decided from the config file before the gateway loads',
 
   test('a file the early read cannot parse is still refused at start, naming the fault', async () => {
     using dir = tempDir()
-    const proc = Bun.spawn(['bun', 'src/main.ts'], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        PORT: '0',
-        GATEWAY_DB: join(dir.path, 'gw.sqlite'),
-        GATEWAY_CONFIG: writeConfig(dir.path, `${config}\n[http\n`),
-      },
-      stdout: 'ignore',
-      stderr: 'pipe',
-    })
-    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
+    const { code, stderr } = await startRefused({ GATEWAY_DB: join(dir.path, 'gw.sqlite'), GATEWAY_CONFIG: writeConfig(dir.path, `${config}\n[http\n`) })
     expect(code).toBe(1)
     expect(stderr).toContain('(syntax)')
   })

@@ -105,6 +105,18 @@ export async function spawnGateway(env: Record<string, string>, options: SpawnOp
   }
 }
 
+/** Starts the real server (`bun src/main.ts`) where it is expected to refuse to start; returns its exit code and stderr. */
+export async function startRefused(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const proc = Bun.spawn(['bun', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env },
+    stdout: 'ignore',
+    stderr: 'pipe',
+  })
+  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited])
+  return { code, stderr }
+}
+
 /** Runs `bun run cli ...` with the given environment; returns its exit code and output. */
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(['bun', 'src/cli.ts', ...args], {
