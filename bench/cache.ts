@@ -9,6 +9,7 @@
  * database and key; `alias` gains `cache = { ttl_s = 86400, scope = "alias" }`) and gives its
  * target; `describeCache(summary)` gives the report's lines and checks against the bare proxy.
  */
+import { temporaryBuild } from '../scripts/build'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -50,13 +51,13 @@ export async function startCacheTarget(
 ): Promise<{ target: CacheTarget; dispose(): Promise<void> }> {
   const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-cache-'))
   const gatewayEnv = { ...env, GATEWAY_CONFIG: cachedConfig(configPath, alias, work), GATEWAY_DB: join(work, 'gateway.sqlite') }
-  const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+  const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
     cwd: ROOT,
     env: { ...process.env, ...gatewayEnv },
   })
   const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
   const port = await freePort()
-  const child = start(['bun', 'src/main.ts'], { ...gatewayEnv, PORT: String(port) })
+  const child = start(['bun', temporaryBuild('main')], { ...gatewayEnv, PORT: String(port) })
   await waitForHealthy(`http://127.0.0.1:${port}/health`)
   return {
     target: {

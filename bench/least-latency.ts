@@ -13,6 +13,7 @@
  * before and after gives the attempts per upstream from the gateway's /metrics; and
  * `describeLeastLatency(summary, attempts)` gives the report's lines and checks.
  */
+import { temporaryBuild } from '../scripts/build'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -97,13 +98,13 @@ async function main(options: { runs: number; seconds: number }): Promise<void> {
   const mock = await startAloneMock(slow.toml)
   const work = mkdtempSync(join(tmpdir(), 'chatgate-bench-least-latency-'))
   const env = { GATEWAY_CONFIG: mock.configPath, GATEWAY_DB: join(work, 'gateway.sqlite') }
-  const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+  const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
   })
   const headers = { Authorization: `Bearer ${(JSON.parse(created.stdout.toString()) as { key: string }).key}` }
   const port = await freePort()
-  const gateway = start(['bun', 'src/main.ts'], { ...env, PORT: String(port) })
+  const gateway = start(['bun', temporaryBuild('main')], { ...env, PORT: String(port) })
   const url = `http://127.0.0.1:${port}`
   await waitForHealthy(`${url}/health`)
   const targets = [

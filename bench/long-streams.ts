@@ -8,6 +8,7 @@
  *
  * `bun run bench` runs it after its other scenarios (`--skip-long-streams` leaves it out).
  */
+import { temporaryBuild } from '../scripts/build'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -131,13 +132,13 @@ export async function measureLongStreams(streams: number, seconds: number): Prom
   const configPath = join(work, 'gateway.toml')
   writeFileSync(configPath, config(upstreamPort))
   const env = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath }
-  const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'long', '--tier', 'bench', '--json'], {
+  const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'long', '--tier', 'bench', '--json'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
   })
   const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
   const port = await freePort()
-  const gateway = start(['bun', 'src/main.ts'], { ...env, PORT: String(port) })
+  const gateway = start(['bun', temporaryBuild('main')], { ...env, PORT: String(port) })
   try {
     await waitForHealthy(`http://127.0.0.1:${port}/health`)
     return await load(`http://127.0.0.1:${port}/v1/chat/completions`, key, gateway.pid, streams, seconds)

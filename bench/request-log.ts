@@ -10,6 +10,7 @@
  * (each on its own database, with its own key) and gives their targets; `describeRequestLog(summary)`
  * gives the report's lines and checks.
  */
+import { temporaryBuild } from '../scripts/build'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -55,13 +56,13 @@ export async function startRequestLogTargets(configPath: string, env: Record<str
       const config = join(work, `gateway-${i}.toml`)
       writeFileSync(config, `${base}\n[request_log]\n${setting}\n`)
       const gatewayEnv = { ...env, GATEWAY_CONFIG: config, GATEWAY_DB: join(work, `gateway-${i}.sqlite`) }
-      const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+      const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
         cwd: ROOT,
         env: { ...process.env, ...gatewayEnv },
       })
       const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
       const port = await freePort()
-      const child = start(['bun', 'src/main.ts'], { ...gatewayEnv, PORT: String(port) })
+      const child = start(['bun', temporaryBuild('main')], { ...gatewayEnv, PORT: String(port) })
       await waitForHealthy(`http://127.0.0.1:${port}/health`)
       const target: RequestLogTarget = {
         name,

@@ -8,6 +8,7 @@
  * The cluster scenario runs 3 gateway instances on one Postgres and one Redis (started here from
  * Debian's packages, as the tests start them) beside the single instance on SQLite.
  */
+import { temporaryBuild } from '../scripts/build'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -84,7 +85,7 @@ ${kindMocks.map((mock) => mock.toml).join('')}${leastLatency.toml}${nodeMock?.to
 )
 const kindEnv: Record<string, string> = Object.assign({}, ...kindMocks.map((mock) => mock.env))
 const gatewayEnv = { GATEWAY_DB: join(work, 'gateway.sqlite'), GATEWAY_CONFIG: configPath, ...kindEnv }
-const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
   cwd: ROOT,
   env: { ...process.env, ...gatewayEnv },
 })
@@ -92,7 +93,7 @@ const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
 
 const gatewayPort = await freePort()
 const gatewayStarted = performance.now()
-const gateway = start(['bun', 'src/main.ts'], { ...gatewayEnv, PORT: String(gatewayPort) })
+const gateway = start(['bun', temporaryBuild('main')], { ...gatewayEnv, PORT: String(gatewayPort) })
 const startupMs = await waitForHealthy(`http://127.0.0.1:${gatewayPort}/health`)
 void gatewayStarted
 await waitForHealthy(`http://127.0.0.1:${barePort}/`)
@@ -208,7 +209,7 @@ if (clusterMissing !== null) {
     GATEWAY_DB: join(work, 'cluster', 'unused.sqlite'),
     ...kindEnv,
   }
-  const made = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+  const made = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
     cwd: ROOT,
     env: { ...process.env, ...clusterEnv },
   })
@@ -216,7 +217,7 @@ if (clusterMissing !== null) {
   const instances = await Promise.all(
     Array.from({ length: CLUSTER_SIZE }, async () => {
       const port = await freePort()
-      const child = start(['bun', 'src/main.ts'], { ...clusterEnv, PORT: String(port) })
+      const child = start(['bun', temporaryBuild('main')], { ...clusterEnv, PORT: String(port) })
       await waitForHealthy(`http://127.0.0.1:${port}/health`)
       return { child, url: `http://127.0.0.1:${port}` }
     }),

@@ -10,6 +10,7 @@
  * own database, with its own key) and gives their targets; `describeTracing(summary)` gives the
  * report's lines and checks.
  */
+import { temporaryBuild } from '../scripts/build'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -57,13 +58,13 @@ export async function startTracingTargets(configPath: string, env: Record<string
       { name: TRACING_ON, extra: tracingEnv(receiver) },
     ].map(async ({ name, extra }, i) => {
       const gatewayEnv = { ...env, GATEWAY_CONFIG: configPath, GATEWAY_DB: join(work, `gateway-${i}.sqlite`) }
-      const created = Bun.spawnSync(['bun', 'src/cli.ts', 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
+      const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
         cwd: ROOT,
         env: { ...process.env, ...gatewayEnv },
       })
       const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
       const port = await freePort()
-      const child = start(['bun', 'src/main.ts'], { ...gatewayEnv, ...extra, PORT: String(port) })
+      const child = start(['bun', temporaryBuild('main')], { ...gatewayEnv, ...extra, PORT: String(port) })
       await waitForHealthy(`http://127.0.0.1:${port}/health`)
       const target: TracingTarget = {
         name,

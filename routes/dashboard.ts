@@ -1,10 +1,12 @@
+import { readFileSync } from 'node:fs'
 import { Elysia } from 'elysia'
 import { defineAdminRoute } from '../src/http/admin'
 import { pageSecurityHeaders } from '../src/http/page-security'
+import { fromRoot } from '../src/root'
 
-const PAGE_PATH = new URL('../src/dashboard/index.html', import.meta.url).pathname
+const PAGE_PATH = fromRoot('src/dashboard/index.html')
 const PAGE = Bun.file(PAGE_PATH)
-const SECURITY = pageSecurityHeaders(await PAGE.text())
+const SECURITY = pageSecurityHeaders(readFileSync(PAGE_PATH, 'utf8'))
 
 /**
  * The dashboard page. It holds no data: it asks for the admin key and reads the admin API with it.

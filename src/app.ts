@@ -4,23 +4,22 @@ import type { Gateway } from './gateway'
 import { VERSION } from './gateway'
 import { httpConventions, openaiErrorFormat } from './http/conventions'
 import { earlyRefusal } from './http/early-refusal'
-import { loadRoutes } from './http/routes-loader'
+import { importRoutes, mountRoutes } from './http/routes-loader'
 import { pageSecurityHeaders } from './http/page-security'
 import { AnthropicErrorSchema } from './http/inbound-schemas'
 import { ErrorSchema } from './http/schemas'
 import { anthropicErrorBody } from './wire/anthropic/errors'
 import { googleErrorBody } from './wire/gemini/errors'
-
-export const ROUTES_DIR = new URL('../routes', import.meta.url).pathname
+import { ROUTE_TABLE } from './route-table'
 
 export interface AppOptions {
-  /** Where route files live; tests point this at a temporary folder. */
+  /** Where route files live; tests point this at a temporary folder. Default: the routes of src/route-table.ts. */
   routesDir?: string
 }
 
 /** The whole HTTP surface: conventions first, then the docs, then every route file. */
-export async function createApp(gateway: Gateway, { routesDir = ROUTES_DIR }: AppOptions = {}) {
-  const routes = await loadRoutes(routesDir, gateway)
+export async function createApp(gateway: Gateway, { routesDir }: AppOptions = {}) {
+  const routes = mountRoutes(routesDir === undefined ? ROUTE_TABLE : await importRoutes(routesDir), gateway)
   const docs = () =>
     openapi({
       path: '/swagger',

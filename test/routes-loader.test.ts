@@ -8,6 +8,8 @@ import { discoverRoutes, toElysiaPath } from '../src/http/routes-loader'
 import { createLogger } from '../src/log'
 import { ROOT, tempDir } from './support/gateway'
 import { TEST_MS } from './support/hooks'
+import { ROUTE_TABLE_FILE, routeTableSource } from '../scripts/route-table'
+import { ROUTE_TABLE } from '../src/route-table'
 
 setDefaultTimeout(TEST_MS)
 
@@ -22,6 +24,13 @@ test('the project routes folder holds one file per route', () => {
   expect(paths).toEqual(
     expect.arrayContaining(['/', '/health', '/v1/models', '/v1/models/:prefix', '/v1/models/:prefix/:name', '/v1/chat/completions', '/swagger/assets/:file']),
   )
+})
+
+test('src/route-table.ts mounts every route file under routes/, by its path (`bun scripts/route-table.ts` rewrites it)', async () => {
+  expect(await Bun.file(ROUTE_TABLE_FILE).text()).toBe(routeTableSource())
+  const discovered = discoverRoutes(join(ROOT, 'routes'))
+  expect(ROUTE_TABLE.map((route) => route.path)).toEqual(discovered.map((route) => route.path))
+  for (const [i, route] of discovered.entries()) expect(ROUTE_TABLE[i]!.factory).toBe((await import(route.file)).default)
 })
 
 test('a route file dropped into a routes folder is served under its path, with the gateway conventions', async () => {

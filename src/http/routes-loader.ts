@@ -1,6 +1,10 @@
 import { Elysia } from 'elysia'
 import type { Gateway } from '../gateway'
+import { fromRoot } from '../root'
 import type { RouteFactory } from './route'
+
+/** The gateway's route files. */
+export const ROUTES_DIR = fromRoot('routes')
 
 export interface RouteFile {
   /** URL path pattern in Elysia's syntax, e.g. "/v1/models/*". */
@@ -21,14 +25,26 @@ export function discoverRoutes(dir: string): RouteFile[] {
     .sort((a, b) => a.path.localeCompare(b.path))
 }
 
-/** Imports every route file and mounts it under its path. */
-export async function loadRoutes(dir: string, gateway: Gateway): Promise<Elysia> {
+/** A route as the gateway mounts it: the path it serves and the factory its file exports. */
+export interface MountedRoute {
+  path: string
+  factory: RouteFactory
+}
+
+/** Mounts each route under its path. */
+export function mountRoutes(routes: MountedRoute[], gateway: Gateway): Elysia {
   const app = new Elysia()
+  for (const route of routes) app.group(route.path === '/' ? '' : route.path, (group) => group.use(route.factory(gateway)))
+  return app
+}
+
+/** Imports every route file under `dir` (the tests' own folders; the gateway's are in src/route-table.ts). */
+export async function importRoutes(dir: string): Promise<MountedRoute[]> {
+  const routes: MountedRoute[] = []
   for (const route of discoverRoutes(dir)) {
     const module = (await import(route.file)) as { default?: unknown }
     if (typeof module.default !== 'function') throw new Error(`route file ${route.file} must export default defineRoute(...)`)
-    const factory = module.default as RouteFactory
-    app.group(route.path === '/' ? '' : route.path, (group) => group.use(factory(gateway)))
+    routes.push({ path: route.path, factory: module.default as RouteFactory })
   }
-  return app
+  return routes
 }

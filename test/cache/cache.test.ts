@@ -1,4 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { temporaryBuild } from '../../scripts/build'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { openapiErrors, streamEventErrors } from '../support/openapi'
@@ -268,7 +269,7 @@ describe('the exact response cache, on SQLite', () => {
     expect(cached).toMatchObject({ requests: 1, prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 })
     expect(cached.cache_saved_usd).toBe(record.cache_saved_usd)
     expect(usage.totals.cache_saved_usd).toBe(record.cache_saved_usd)
-    const cli = Bun.spawnSync(['bun', 'src/cli.ts', 'usage', '--json', '--key', small.slice(0, 12)], { cwd: ROOT, env: { ...process.env, ...env } })
+    const cli = Bun.spawnSync(['bun', temporaryBuild('cli'), 'usage', '--json', '--key', small.slice(0, 12)], { cwd: ROOT, env: { ...process.env, ...env } })
     expect((JSON.parse(cli.stdout.toString()) as any).totals.cache_saved_usd).toBe(record.cache_saved_usd)
     const series = (await (await admin(`/admin/usage/series?bucket=minute`)).json()) as any
     expect(series.data.reduce((sum: number, point: any) => sum + point.cache_saved_usd, 0)).toBeGreaterThan(0)

@@ -7,6 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Socket, Subprocess } from 'bun'
 import { readFileSync } from 'node:fs'
+import { temporaryBuild } from '../../scripts/build'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, spawnGateway } from '../support/process'
 import { waitFor } from '../support/wait'
@@ -308,7 +309,7 @@ describe('an upstream JSON answer far too large', () => {
 
 /** A gateway whose process may hold at most `fdLimit` file descriptors, on a free port. */
 async function spawnGatewayWithFdLimit(fdLimit: number, env: Record<string, string>) {
-  const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['sh', '-c', `ulimit -n ${fdLimit} && exec bun src/main.ts`], {
+  const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(['sh', '-c', `ulimit -n ${fdLimit} && exec bun ${temporaryBuild('main')}`], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdin: 'ignore',

@@ -5,6 +5,7 @@
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
+import { temporaryBuild } from '../../scripts/build'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { setup, teardown, TEST_MS } from '../support/hooks'
 import { type GatewayProcess, runCli, spawnGateway } from '../support/process'
@@ -50,7 +51,7 @@ test('requests show: the record at once, for a person or as JSON; an unknown id 
 
 test('requests tail: the last records, then new ones as they are answered, filtered', async () => {
   expect((await chat('cli-tail-before')).status).toBe(200)
-  const tail = Bun.spawn(['bun', 'src/cli.ts', 'requests', 'tail', '--json', '--key', key.id, '--status', '4xx', '--interval-ms', '50'], {
+  const tail = Bun.spawn(['bun', temporaryBuild('cli'), 'requests', 'tail', '--json', '--key', key.id, '--status', '4xx', '--interval-ms', '50'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdout: 'pipe',

@@ -2,6 +2,7 @@ import type { Subprocess } from 'bun'
 import { loadGatewayConfig } from '../../src/config/load'
 import { providerKinds } from '../../src/providers'
 import { runtimeFetchCap } from '../../src/routing/connections'
+import { temporaryBuild } from '../../scripts/build'
 import { ROOT } from './gateway'
 import { waitFor } from './wait'
 
@@ -29,6 +30,8 @@ export interface SpawnOptions {
    * False for the tests of that replacement itself.
    */
   presetFetchCap?: boolean
+  /** Run `bun src/main.ts` instead of the built gateway (scripts/build.ts): the same code, from source. */
+  fromSource?: boolean
 }
 
 /** BUN_CONFIG_MAX_HTTP_REQUESTS as the server would set it for this environment (src/main.ts), or null when its config does not load (the server says why). */
@@ -43,10 +46,10 @@ function fetchCapFor(env: Record<string, string>): string | null {
 
 const FIRST_KEY = /^(sk-cg-[A-Za-z0-9]{40})$/m
 
-/** Spawns the real server (`bun src/main.ts`) on a free port and waits until it listens. */
+/** Spawns the real server (built as `bun run start` builds it: scripts/build.ts) on a free port and waits until it listens. */
 export async function spawnGateway(env: Record<string, string>, options: SpawnOptions = {}): Promise<GatewayProcess> {
   const fetchCap = options.presetFetchCap === false || 'BUN_CONFIG_MAX_HTTP_REQUESTS' in env ? null : fetchCapFor(env)
-  const proc = Bun.spawn(['bun', 'src/main.ts'], {
+  const proc = Bun.spawn(['bun', options.fromSource ? 'src/main.ts' : temporaryBuild('main')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -105,9 +108,9 @@ export async function spawnGateway(env: Record<string, string>, options: SpawnOp
   }
 }
 
-/** Starts the real server (`bun src/main.ts`) where it is expected to refuse to start; returns its exit code and stderr. */
+/** Starts the real server (built: scripts/build.ts) where it is expected to refuse to start; returns its exit code and stderr. */
 export async function startRefused(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const proc = Bun.spawn(['bun', 'src/main.ts'], {
+  const proc = Bun.spawn(['bun', temporaryBuild('main')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env },
     stdout: 'ignore',
@@ -117,9 +120,9 @@ export async function startRefused(env: Record<string, string>): Promise<{ code:
   return { code, stderr }
 }
 
-/** Runs `bun run cli ...` with the given environment; returns its exit code and output. */
+/** Runs the CLI (built: scripts/build.ts) with the given environment; returns its exit code and output. */
 export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(['bun', 'src/cli.ts', ...args], {
+  const proc = Bun.spawn(['bun', temporaryBuild('cli'), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdout: 'pipe',

@@ -2,9 +2,10 @@ import { dirname, join } from 'node:path'
 import { Elysia, t } from 'elysia'
 import { defineAdminRoute } from '../../../src/http/admin'
 import { unknownRoute } from '../../../src/http/conventions'
+import { fromRoot, ROOT } from '../../../src/root'
 
-const UPLOT = join(dirname(Bun.resolveSync('uplot/package.json', import.meta.dir)), 'dist')
-const OWN = new URL('../../../src/dashboard', import.meta.url).pathname
+const UPLOT = join(dirname(Bun.resolveSync('uplot/package.json', ROOT)), 'dist')
+const OWN = fromRoot('src/dashboard')
 
 /** The dashboard's files, all from this origin: the page works with no internet. A Map: names like `constructor` are not files. */
 const ASSETS = new Map([

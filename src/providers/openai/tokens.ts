@@ -1,6 +1,8 @@
 import { availableParallelism } from 'node:os'
 import type { ChatRequest } from '../../wire/pivot/types'
 import { TokenizerPool } from './tokenizer-pool'
+import { pathToFileURL } from 'node:url'
+import { fromRoot } from '../../root'
 
 /** Tokens OpenAI's chat format adds per message, and to prime the reply (as tiktoken's cookbook counts them). */
 const PER_MESSAGE = 3
@@ -14,7 +16,7 @@ const PER_IMAGE = 85
  */
 const POOL_SIZE = Math.min(2, Math.max(1, availableParallelism() - 1))
 let pool: TokenizerPool | null = null
-const tokenizer = (): TokenizerPool => (pool ??= new TokenizerPool(new URL('./token-worker.ts', import.meta.url), POOL_SIZE))
+const tokenizer = (): TokenizerPool => (pool ??= new TokenizerPool(pathToFileURL(fromRoot('src/providers/openai/token-worker.ts')), POOL_SIZE))
 
 /**
  * What of a chat request the tokenizer reads (every message's role, text and tool calls, and the

@@ -3,6 +3,7 @@ import { migrate } from 'drizzle-orm/postgres-js/migrator'
 import postgres from 'postgres'
 import * as schema from '../../../db/pg/schema'
 import { GatewayError, overloaded } from '../../errors'
+import { fromRoot } from '../../root'
 
 /** Drizzle over postgres.js; `$client` is the pool, for LISTEN and the few statements Drizzle cannot express. */
 export type PgDb = PostgresJsDatabase<typeof schema> & { $client: postgres.Sql }
@@ -15,7 +16,7 @@ export interface PostgresDatabase {
   close(): Promise<void>
 }
 
-const MIGRATIONS = new URL('../../../db/pg/migrations', import.meta.url).pathname
+const MIGRATIONS = fromRoot('db/pg/migrations')
 
 /**
  * Advisory lock keys (pg_advisory_lock(space, key)): migrations, config sync and the first key are

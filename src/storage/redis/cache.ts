@@ -4,10 +4,11 @@ import type { Logger } from '../../log'
 import { atMostEvery } from '../../log'
 import { RedisConnection } from './connection'
 import type { RedisScript } from './scripts'
+import { fromRoot } from '../../root'
 
 const PREFIX = 'cg:cache:'
 const INDEX = 'cg:cache-index'
-const PUT_TEXT = readFileSync(new URL('./cache-put.lua', import.meta.url), 'utf8')
+const PUT_TEXT = readFileSync(fromRoot('src/storage/redis/cache-put.lua'), 'utf8')
 const PUT: RedisScript = { name: 'cache-put', text: PUT_TEXT, sha: new Bun.CryptoHasher('sha1').update(PUT_TEXT).digest('hex') }
 
 /**

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { fromRoot } from '../../root'
 
 /** A Lua script as Redis runs it: its text, and the SHA-1 that EVALSHA names it by. */
 export interface RedisScript {
@@ -7,10 +8,12 @@ export interface RedisScript {
   sha: string
 }
 
-const PRELUDE = readFileSync(new URL('./prelude.lua', import.meta.url), 'utf8')
+/** Where the Lua scripts are: read at run time, from source or from a built bundle alike. */
+const SCRIPTS_DIR = 'src/storage/redis'
+const PRELUDE = readFileSync(fromRoot(SCRIPTS_DIR, 'prelude.lua'), 'utf8')
 
 function script(name: string): RedisScript {
-  const text = `${PRELUDE}\n${readFileSync(new URL(`./${name}.lua`, import.meta.url), 'utf8')}`
+  const text = `${PRELUDE}\n${readFileSync(fromRoot(SCRIPTS_DIR, `${name}.lua`), 'utf8')}`
   return { name, text, sha: new Bun.CryptoHasher('sha1').update(text).digest('hex') }
 }
 

@@ -4,6 +4,7 @@ import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import { migrate } from 'drizzle-orm/bun-sqlite/migrator'
 import * as schema from '../../../db/schema'
+import { fromRoot } from '../../root'
 
 /** Drizzle over bun:sqlite; `$client` is the raw connection, for the few statements Drizzle cannot express. */
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
@@ -19,7 +20,7 @@ export interface SqliteDatabase {
   close(): void
 }
 
-const MIGRATIONS = new URL('../../../db/migrations', import.meta.url).pathname
+const MIGRATIONS = fromRoot('db/migrations')
 
 /** When the newest migration was made: a database whose journal of migrations reaches it is up to date. */
 const NEWEST_MIGRATION: number = Math.max(

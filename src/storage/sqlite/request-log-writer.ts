@@ -1,4 +1,5 @@
 import type { JournalRange, RequestWriter } from '../../request-log/store'
+import { fromRoot } from '../../root'
 
 /** What the main thread tells the worker (request-log-worker.ts). */
 export type WriterMessage = { open: string } | { flush: number; range: JournalRange }
@@ -13,7 +14,7 @@ export type WriterReply = { flushed: number } | { flushed: number; error: string
  * nothing (the next process folds the file).
  */
 export function workerWriter(path: string): RequestWriter {
-  const worker = new Worker(new URL('./request-log-worker.ts', import.meta.url).href)
+  const worker = new Worker(fromRoot('src/storage/sqlite/request-log-worker.ts'))
   const post = (message: WriterMessage) => worker.postMessage(message)
   const waiting = new Map<number, { resolve(): void; reject(error: Error): void }>()
   let failure: Error | null = null
