@@ -20,7 +20,13 @@ describe('the gateway built into one file, and from source', () => {
       const gateway = await spawnGateway({ GATEWAY_DB: `${dir.path}/gateway.sqlite`, GATEWAY_ADMIN_KEY: ADMIN_KEY }, { expectFirstKey: true, fromSource })
       try {
         const key = gateway.firstKey!
-        for (const path of ['/swagger', '/swagger/assets/swagger-ui-bundle.js', '/dashboard', '/dashboard/assets/dashboard.js', '/dashboard/assets/uPlot.min.css']) {
+        for (const path of [
+          '/swagger',
+          '/swagger/assets/swagger-ui-bundle.js',
+          '/dashboard',
+          '/dashboard/assets/dashboard.js',
+          '/dashboard/assets/uPlot.min.css',
+        ]) {
           const response = await fetch(`${gateway.url}${path}`)
           expect({ path, status: response.status, size: (await response.arrayBuffer()).byteLength > 100 }).toEqual({ path, status: 200, size: true })
         }
@@ -30,7 +36,7 @@ describe('the gateway built into one file, and from source', () => {
           body: JSON.stringify({ model: 'local/echo', messages: [{ role: 'user', content: 'built or not' }] }),
         })
         expect(chat.status).toBe(200)
-        expect((await chat.json()).choices[0].message.content).toContain('built or not')
+        expect(((await chat.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content).toContain('built or not')
         // The request log is written by a worker the gateway starts from its source file.
         const admin = { authorization: `Bearer ${ADMIN_KEY}` }
         await waitFor(
