@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { ROOT } from '../src/root'
 import { ROUTE_TABLE_FILE, routeTableSource } from './route-table'
 
-export const ENTRY_POINTS = ['src/main.ts', 'src/cli.ts']
+const ENTRY_POINTS = ['src/main.ts', 'src/cli.ts']
 
 /**
  * Writes main.js and cli.js (and their .jsc bytecode) into `outdir`; throws with the bundler's

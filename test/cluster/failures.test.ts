@@ -206,7 +206,7 @@ describeWithServers('failures: instances killed, Redis and Postgres away', ['red
         const instance = live()[i % live().length]!
         const content = `while postgres is away ${i}`
         const response = await chat(instance.url, key, content).catch((error: Error) => {
-          // It happened once in CI: say which instance went away, how, and what it last wrote.
+          // It happened in CI (an exception in the Postgres driver, since patched: test/regressions/postgres-write-after-close-ends-the-process.test.ts); if an instance goes away again, say which, how, and what it last wrote.
           throw new Error(
             `${error.message} from ${instance.url}, exit ${instance.proc.exitCode ?? instance.proc.signalCode}; its output:\n${instance.output().slice(-4000)}`,
           )
