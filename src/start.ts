@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs'
 import type { GatewayEnv } from './config/env'
-import { loadGatewayConfig } from './config/load'
 import { createApp } from './app'
 import { closeGateway, createGateway, ensureFirstKey, type Gateway, reloadConfig, startBackground, startRollupPruning, VERSION, watchStores } from './gateway'
 import { createLogger } from './log'
 import { keepServingOnStrayRejections } from './stray-rejections'
-import { providerKinds } from './providers'
 import { MAX_UPSTREAM_CONNECTIONS } from './routing/connections'
 
 /** Descriptors for everything but streams: the listener, database, journals, idle keep-alive sockets. */
@@ -42,12 +40,6 @@ function connectionWarnings(configured: number, fetchCap: string | null): string
   return warnings
 }
 
-/** What to warn about the bound on upstream connections: the fetch cap left unraised (main.ts), the open-file limit. */
-function boundUpstreamConnections(env: GatewayEnv, fetchCapWarning: string | null): string[] {
-  const { maxUpstreamConnections } = loadGatewayConfig(env.configPath, providerKinds, env.vars).http
-  return connectionWarnings(maxUpstreamConnections, fetchCapWarning)
-}
-
 /** The start line (at once, not at the next periodic flush), and the first key when one was created. */
 function announce(gateway: Gateway, version: string, port: number, firstKey: string | null): void {
   const { env, log } = gateway
@@ -72,11 +64,11 @@ function announce(gateway: Gateway, version: string, port: number, firstKey: str
 
 /** Starts the gateway (main.ts raised the fetch cap already): config, database, routes, listener, and a clean drain on SIGTERM/SIGINT. */
 export async function start(env: GatewayEnv, fetchCapWarning: string | null): Promise<void> {
-  const warnings = boundUpstreamConnections(env, fetchCapWarning)
   const log = createLogger(env.logLevel)
-  for (const warning of warnings) log.warn(warning)
   keepServingOnStrayRejections(log)
   const gateway = await createGateway({ env, log })
+  // The bound as the config file loaded by the gateway gives it: the fetch cap left unraised (main.ts), the open-file limit.
+  for (const warning of connectionWarnings(gateway.configFile.http.maxUpstreamConnections, fetchCapWarning)) log.warn(warning)
   const firstKey = await ensureFirstKey(gateway)
   const app = await createApp(gateway)
   const stopWatching = watchStores(gateway)
