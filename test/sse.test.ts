@@ -30,6 +30,20 @@ test('events split across reads, CRLF endings, multi-line data and named events'
   ])
 })
 
+test('field values: no space after the colon, empty data lines, comments and unknown fields between', async () => {
+  const events = []
+  for await (const batch of readSseBatches(
+    streamOf(['event:response.created\ndata:{"a":1}\n\n', 'event: x\r\n: note\r\nid: 7\r\ndata:\r\ndata: two\r\n\r\n', 'data:\n\n']),
+    1024,
+  ))
+    events.push(...batch)
+  expect(events).toEqual([
+    { event: 'response.created', data: '{"a":1}' },
+    { event: 'x', data: '\ntwo' },
+    { event: null, data: '' },
+  ])
+})
+
 test('CRLF events after LF ones in the same read, and a blank line split across reads', async () => {
   const events = []
   for await (const batch of readSseBatches(streamOf(['data: 1\n\ndata: 2\r\n\r\ndata: 3\n', '\ndata: 4\r\n', '\r\n']), 1024))

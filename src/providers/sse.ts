@@ -69,18 +69,26 @@ function eventEndCrlf(buffer: string, from: number): number {
   return lf
 }
 
+/**
+ * One event's fields. Lines are found with indexOf, not a regex split: OpenAI's Responses streams and
+ * Anthropic's name every event (`event:` then `data:`), so this runs for each of their events.
+ */
 function parseBlock(block: string): SseEvent | null {
   // The usual event: one `data: ` line.
   if (block.startsWith('data: ') && !block.includes('\n')) return { event: null, data: block.slice(6) }
   let event: string | null = null
   let data: string | null = null
-  for (const line of block.split(/\r?\n/)) {
-    if (line.startsWith('data:')) {
-      const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
+  for (let start = 0; start < block.length;) {
+    const newline = block.indexOf('\n', start)
+    const next = newline === -1 ? block.length : newline
+    const end = next > start && block.charCodeAt(next - 1) === 13 ? next - 1 : next
+    if (block.startsWith('data:', start)) {
+      const value = block.slice(block.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end)
       data = data === null ? value : `${data}\n${value}`
-    } else if (line.startsWith('event:')) {
-      event = line.slice(6).trim()
+    } else if (block.startsWith('event:', start)) {
+      event = block.slice(start + 6, end).trim()
     }
+    start = next + 1
   }
   return data === null ? null : { event, data }
 }

@@ -9,8 +9,24 @@ import type { RequestRecord } from '../observe/request-record'
 const ID = /"(?:id|responseId)":"([^"\\]{1,200})"/
 /** Why generation stopped, in each dialect's words. */
 const FINISH = /"(?:finish_reason|stop_reason|finishReason)":"([A-Za-z_]{1,64})"/g
-/** A Responses API answer's end: its status (JSON), or its last event's type (streams). */
-const RESPONSE_END = /"(?:status|type)":"(?:response\.)?(completed|incomplete|failed|cancelled)"/
+/** A Responses API JSON answer's end: its status, the Response's first (ahead of its output items and theirs). */
+const RESPONSE_STATUS = /"status":"(completed|incomplete|failed|cancelled)"/
+/** How a Responses stream ends: its terminal event, which names the end in its type. */
+const TERMINAL_EVENTS = new Set(['completed', 'incomplete', 'failed', 'cancelled'])
+const EVENT_PREFIX = 'event: response.'
+
+/**
+ * A Responses answer's end, from a piece of its text: a JSON answer's status, or a stream's terminal
+ * event. Events are written one `event:` line first, and the terminal one comes last, so only the
+ * piece's last event is looked at: the events before it are never scanned.
+ */
+function responseEnd(text: string): string | undefined {
+  if (!text.startsWith('event: ')) return RESPONSE_STATUS.exec(text)?.[1]
+  const at = text.lastIndexOf(EVENT_PREFIX)
+  if (at === -1) return undefined
+  const name = text.slice(at + EVENT_PREFIX.length, text.indexOf('\n', at))
+  return TERMINAL_EVENTS.has(name) ? name : undefined
+}
 
 /** Notes the answer's id and finish reasons from a piece of its text (a JSON answer whole, or a stream's events as they go). */
 export function noteAnswer(record: RequestRecord, text: string): void {
@@ -18,8 +34,15 @@ export function noteAnswer(record: RequestRecord, text: string): void {
     const id = ID.exec(text)
     if (id) record.responseId = id[1]
   }
-  const found = record.api === 'responses' ? [...(RESPONSE_END.exec(text)?.slice(1) ?? [])] : Array.from(text.matchAll(FINISH), (m) => m[1]!)
-  if (found.length === 0) return
+  if (record.api === 'responses') {
+    const end = responseEnd(text)
+    if (end !== undefined) addReason(record, end)
+    return
+  }
+  for (const match of text.matchAll(FINISH)) addReason(record, match[1]!)
+}
+
+function addReason(record: RequestRecord, reason: string): void {
   const reasons = (record.finishReasons ??= [])
-  for (const reason of found) if (!reasons.includes(reason)) reasons.push(reason)
+  if (!reasons.includes(reason)) reasons.push(reason)
 }

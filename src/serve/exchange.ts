@@ -61,6 +61,11 @@ export interface StreamSide {
 export interface Answer {
   body: string
   usage: Usage | null
+  /**
+   * What must be durable before the answer goes out besides its usage (a response kept for
+   * previous_response_id): awaited alongside the usage, not before it. Never rejects.
+   */
+  kept?: Promise<void>
 }
 
 /** An upstream stream being relayed, as the caller's SSE text. */
@@ -76,6 +81,8 @@ export interface EventStream {
    * only once the request is counted: a caller that saw the end of a stream has been billed.
    */
   end(): string
+  /** As Answer's `kept`, for a stream: set once `next` returned null, awaited with the usage before `end()` goes out. */
+  kept?(): Promise<void>
   /** Stops the upstream (the caller left). */
   cancel(): Promise<void>
 }

@@ -13,7 +13,7 @@ import type { EventStream } from './exchange'
 export interface AnswerWatch {
   /** Each event of the answer, as the caller gets it. */
   event(event: StreamEvent): void
-  /** The upstream finished the answer; resolves once what must happen before its end goes out has. */
+  /** The upstream finished the answer; resolves once what must happen before its end goes out has (awaited with the count). */
   finished(): Promise<void>
   /** The stream broke or the caller left: the answer will not be finished. */
   failed(): void
@@ -41,6 +41,7 @@ export async function relayEvents(iterator: AsyncIterator<AnthropicEvent[]>, ali
   let pending: IteratorResult<AnthropicEvent[]> | null = await iterator.next()
   const usage: Partial<AnthropicUsage> = {}
   let stop = ''
+  let kept: Promise<void> | null = null
   let generated = 0
   const relay = ({ data, event }: AnthropicEvent): string => {
     generated += eventGeneratedChars(event)
@@ -62,12 +63,13 @@ export async function relayEvents(iterator: AsyncIterator<AnthropicEvent[]>, ali
       const result = pending ?? (await iterator.next())
       pending = null
       if (!result.done) return result.value.map(relay).join('')
-      await watch?.finished()
+      kept ??= watch?.finished() ?? null
       return null
     }, watch),
     usage: () => toUsage(usage),
     generated: () => generated,
     end: () => stop,
+    kept: () => kept ?? Promise.resolve(),
     async cancel() {
       watch?.failed()
       await iterator.return?.()
@@ -97,6 +99,7 @@ export async function translateChunks(iterator: AsyncIterator<StreamChunk[]>, tr
     return out
   }
   let tail = ''
+  let kept: Promise<void> | null = null
   return {
     next: watched(async () => {
       if (broken) throw broken
@@ -112,12 +115,13 @@ export async function translateChunks(iterator: AsyncIterator<StreamChunk[]>, tr
       const closing = translator.end()
       if (watch) for (const event of closing) watch.event(event)
       tail = closing.map(sseEvent).join('')
-      await watch?.finished()
+      kept ??= watch?.finished() ?? null
       return null
     }, watch),
     usage: () => translator.usage,
     generated: () => generated,
     end: () => tail,
+    kept: () => kept ?? Promise.resolve(),
     async cancel() {
       watch?.failed()
       await iterator.return?.()

@@ -49,7 +49,7 @@ export interface MessagesContext {
 
 const NONE: readonly string[] = []
 
-/** Records a thread turn's answer before its end reaches the caller, who may continue at once. */
+/** Records a thread turn's answer before its end reaches the caller, who may continue at once (awaited with the count). */
 function recordTurn(context: MessagesContext, answer: ThreadAnswer, target: Target): Promise<void> {
   const native = target.provider.messages !== undefined
   return context.thread!.record(answer, target.upstream.name, native).then(
@@ -135,15 +135,15 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
       const messages = target.provider.messages
       if (messages) {
         const { text, message } = await messages.complete(upstreamBody(target), attempt, headers)
-        if (thread) await recordTurn(context, { id: message.id, content: message.content }, target)
+        const kept = thread ? recordTurn(context, { id: message.id, content: message.content }, target) : undefined
         const answer =
           withTopLevelValue(text, 'model', JSON.stringify(message.model), JSON.stringify(request.model)) ?? JSON.stringify({ ...message, model: request.model })
-        return { body: answer, usage: toUsage(message.usage ?? {}) }
+        return { body: answer, usage: toUsage(message.usage ?? {}), kept }
       }
       const { completion } = await target.provider.complete(translated(target, false), attempt)
       const message = toMessageResponse(completion, request.model, { id, sign: signer.sign })
-      if (thread) await recordTurn(context, message, target)
-      return { body: JSON.stringify(message), usage: completion.usage ?? null }
+      const kept = thread ? recordTurn(context, message, target) : undefined
+      return { body: JSON.stringify(message), usage: completion.usage ?? null, kept }
     },
     stream:
       request.stream === true

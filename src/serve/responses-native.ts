@@ -63,7 +63,8 @@ export interface NativeResponseStream {
 /**
  * A native Responses stream relayed as sent: the lifecycle events' `response.model` becomes the
  * alias, usage is read from the terminal event's response, and that event is held back until the
- * request is counted (`finished` runs first, before it goes out). Delta events go through untouched.
+ * request is counted (`finished` starts once the upstream ended; the stream's `kept` is what it
+ * resolves to, awaited with the count before that event goes out). Delta events go through untouched.
  */
 export async function relayResponseEvents(
   iterator: AsyncIterator<ResponsesEvent[]>,
@@ -76,6 +77,7 @@ export async function relayResponseEvents(
   let last: Record<string, unknown> | null = null
   let sequence = -1
   let terminal = ''
+  let kept: Promise<void> | null = null
   let generated = 0
   const relay = ({ type, data }: ResponsesEvent): string => {
     if (type.endsWith('.delta')) generated += stringMemberChars(data, '"delta":"')
@@ -99,12 +101,13 @@ export async function relayResponseEvents(
       const result = pending ?? (await iterator.next())
       pending = null
       if (!result.done) return result.value.map(relay).join('')
-      await finished(last)
+      kept ??= finished(last)
       return null
     },
     usage: () => usage,
     generated: () => generated,
     end: () => terminal,
+    kept: () => kept ?? Promise.resolve(),
     cancel: async () => void (await iterator.return?.()),
   }
   return {

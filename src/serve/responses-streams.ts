@@ -5,9 +5,10 @@ import type { EventStream } from './exchange'
 
 /**
  * An OpenAI-shaped upstream's chunks as the Responses event sequence (wire/openai-responses/
- * events-from-chunks.ts). The terminal event (response.completed or .incomplete) is held back until
- * the request is counted; `finished` runs once the answer is whole, before that event goes out (a
- * response kept for `previous_response_id` must be there when the caller sees it completed).
+ * events-from-chunks.ts). The closing events, through the terminal one (response.completed or
+ * .incomplete), are held back until the request is counted. `finished` starts once the answer is
+ * whole; the stream's `kept` is what it resolves to, awaited with the count before the end goes out
+ * (a response kept for `previous_response_id` must be there when the caller sees it completed).
  */
 export async function responseEventsFromChunks(
   iterator: AsyncIterator<StreamChunk[]>,
@@ -17,6 +18,7 @@ export async function responseEventsFromChunks(
   let pending: IteratorResult<StreamChunk[]> | null = await iterator.next()
   let generated = 0
   let terminal = ''
+  let kept: Promise<void> | null = null
   let started = false
   // A chunk that is not valid JSON ends the stream, after the events of the valid chunks before it.
   let broken: unknown = null
@@ -47,17 +49,18 @@ export async function responseEventsFromChunks(
       const result = pending ?? (await iterator.next())
       pending = null
       if (!result.done) return text(result.value)
-      // Called again once the upstream ended: the end is the terminal event, sent by `end()`.
-      if (terminal !== '') return null
-      const closing = events.end()
-      terminal = sseEvent(closing.pop()!)
-      await finished()
-      // The closing items (whole function calls, the message's done events) go out before the end.
-      return closing.map(sseEvent).join('')
+      // The closing events (whole function calls, the message's done events, then the terminal one)
+      // go out together once the request is counted: one write, not two.
+      if (kept === null) {
+        terminal = events.end().map(sseEvent).join('')
+        kept = finished()
+      }
+      return null
     },
     usage: () => events.usage,
     generated: () => generated,
     end: () => terminal,
+    kept: () => kept ?? Promise.resolve(),
     cancel: async () => void (await iterator.return?.()),
   }
 }

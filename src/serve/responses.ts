@@ -190,13 +190,13 @@ export function responsesExchange(request: ResponsesRequest, body: JsonBody | un
       const native = target.provider.responses
       if (native) {
         const { text, response } = await native.create(turn.nativeBody(target), attempt)
-        await turn.keepNative(target, response.id)
-        return { body: withAliasModel(text, response, turn.alias), usage: usageOfResponse(response.usage as never) }
+        const kept = turn.keepNative(target, response.id)
+        return { body: withAliasModel(text, response, turn.alias), usage: usageOfResponse(response.usage as never), kept }
       }
       const { completion } = await target.provider.complete(turn.translate(target).chat, attempt)
       const { response, history: output } = toResponse(completion, request, turn.answerOptions(target))
-      await turn.keepTranslated(response, output)
-      return { body: JSON.stringify(response), usage: completion.usage ?? null }
+      const kept = turn.keepTranslated(response, output)
+      return { body: JSON.stringify(response), usage: completion.usage ?? null, kept }
     },
     stream:
       request.stream === true

@@ -253,7 +253,7 @@ async function serveAdmitted(deps: ServeDeps, call: ServeCall, exchange: Exchang
     noteAnswer(record, served.value.body)
     record.responseBody = served.value.body
     // Counted and recorded before the response leaves: a response the client received is always in usage and the request log.
-    await Promise.all([settle(served.target, served.value.usage, false), deps.requestLog.settle(record, 200)])
+    await Promise.all([settle(served.target, served.value.usage, false), deps.requestLog.settle(record, 200), served.value.kept])
     if (cache) keepAnswer(deps, cache, record.api!, served.value.body, served.value.usage, record.costNanos ?? 0)
     // A string, not a Response: the framework builds the one Response with every header at once.
     call.headers['content-type'] = 'application/json'

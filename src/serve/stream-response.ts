@@ -95,7 +95,7 @@ export function streamResponse(options: StreamOptions, call: ServeCall, stream: 
           if (last !== '') options.onText(last)
           // Counted before the end goes out: a client that saw the end of the stream has been billed.
           try {
-            await end({ usage: events.usage(), failure: null, estimated: false })
+            await Promise.all([end({ usage: events.usage(), failure: null, estimated: false }), events.kept?.()])
           } catch (error) {
             controller.enqueue(stream.failureEvent(options.unrecorded(error)))
             controller.close()

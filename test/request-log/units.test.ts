@@ -6,7 +6,9 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { parseGatewayConfig } from '../../src/config/load'
 import { providerKinds } from '../../src/providers'
 import { cutBody, redactBody, redactPaths, redactUrl } from '../../src/request-log/bodies'
+import { noteAnswer } from '../../src/request-log/answer'
 import { StreamAnswer } from '../../src/request-log/stream-answer'
+import type { RequestRecord } from '../../src/observe/request-record'
 import { DAY_MS } from '../../src/time'
 import { chatBody, inProcessGateway, json } from '../support/gateway'
 import { TEST_MS } from '../support/hooks'
@@ -125,6 +127,30 @@ describe('streams assembled', () => {
       responseId: 'r1',
       usageMetadata: { totalTokenCount: 4 },
     })
+  })
+})
+
+describe('what a record notes of its answer', () => {
+  const responsesRecord = () => ({ id: 'r', start: 0, method: 'POST', path: '/v1/responses', api: 'responses' }) as RequestRecord
+  const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+  const item = { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [] }
+
+  test("a Responses stream's finish reason is its terminal event, not an item's status before it", () => {
+    const record = responsesRecord()
+    noteAnswer(record, event('response.created', { response: { id: 'resp_1', status: 'in_progress' } }) + event('response.output_item.done', { item }))
+    expect(record.responseId).toBe('resp_1')
+    expect(record.finishReasons).toBeUndefined()
+    noteAnswer(record, event('response.incomplete', { response: { id: 'resp_1', status: 'incomplete', output: [item] } }))
+    expect(record.finishReasons).toEqual(['incomplete'])
+  })
+
+  test('a whole Responses stream at once (a cache hit), and a JSON Response by its own status', () => {
+    const whole = responsesRecord()
+    noteAnswer(whole, event('response.output_item.done', { item }) + event('response.completed', { response: { id: 'resp_2', status: 'completed' } }))
+    expect(whole.finishReasons).toEqual(['completed'])
+    const json = responsesRecord()
+    noteAnswer(json, JSON.stringify({ id: 'resp_3', object: 'response', status: 'incomplete', output: [item] }))
+    expect(json.finishReasons).toEqual(['incomplete'])
   })
 })
 
