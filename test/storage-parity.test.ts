@@ -15,6 +15,7 @@ import { openPostgres } from '../src/storage/postgres/open'
 import { openSqliteStores } from '../src/storage/sqlite'
 import { openSqlite } from '../src/storage/sqlite/open'
 import type { Stores } from '../src/storage/types'
+import type { LogRow } from '../src/request-log/entry'
 import { UsageTotals } from '../src/usage/accumulator'
 import type { UsageEntry } from '../src/usage/entry'
 import type { BucketSums } from '../src/usage/store'
@@ -176,6 +177,40 @@ describeWithServers('the SQLite and Postgres stores answer alike', ['postgres'],
     expect(seedPg).toEqual(seedSqlite)
     expect(seedSqlite.size).toBe(4)
     expect(await pg.usage.pruneMinutes(start + 3 * 86_400_000)).toBe(await sqlite.usage.pruneMinutes(start + 3 * 86_400_000))
+  })
+
+  test('request log: rows put, put again and changed are read back alike, nulls and every character kept', async () => {
+    const start = Date.UTC(2026, 10, 1)
+    const record = (i: number, note: string) => JSON.stringify({ id: `req_${i}`, note, text: 'quote " backslash \\ comma , braces {} NULL ünï 🦊' })
+    // More rows than one statement takes: the put writes them in pieces, in one transaction.
+    const rows: LogRow[] = Array.from({ length: 1500 }, (_, i) => ({
+      uid: `uid_${i}`,
+      id: `req_${i % 700}`,
+      at: start + i * 1000,
+      keyId: i % 3 === 0 ? null : `key_${i % 4}`,
+      alias: i % 5 === 0 ? null : 'local/echo',
+      upstream: i % 7 === 0 ? null : 'local',
+      status: i % 11 === 0 ? 429 : 200,
+      errorType: i % 11 === 0 ? 'rate_limit_error' : null,
+      record: record(i, 'first'),
+    }))
+    await both((stores) => stores.requestLog.put(rows))
+    // Folded again (another instance replayed the same journal), then one changed as its journal says.
+    await both((stores) => stores.requestLog.put(rows.slice(0, 20)))
+    const changed: LogRow = { ...rows[3]!, status: 502, errorType: 'upstream_error', record: record(3, 'changed') }
+    await both((stores) => stores.requestLog.put([changed]))
+    const [all, allPg] = await both((stores) => stores.requestLog.list({ limit: 5000 }))
+    expect(allPg).toEqual(all)
+    expect(all).toHaveLength(1500)
+    expect(all.find((row) => row.uid === 'uid_3')).toEqual(changed)
+    expect(all.find((row) => row.uid === 'uid_0')).toEqual(rows[0]!)
+    const filtered = { keyId: 'key_1', status: { from: 200, to: 299 }, since: start + 100_000, limit: 50 }
+    const [page, pagePg] = await both((stores) => stores.requestLog.list(filtered))
+    expect(pagePg).toEqual(page)
+    expect(page).toHaveLength(50)
+    const [byId, byIdPg] = await both((stores) => stores.requestLog.get('req_5'))
+    expect(byIdPg).toEqual(byId)
+    expect(byId?.uid).toBe('uid_1405')
   })
 
   test('keys: written, found, versioned and listed alike; exactly one first key', async () => {
