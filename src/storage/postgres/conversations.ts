@@ -14,7 +14,7 @@ import {
   type StoredRecord,
   wholeChain,
 } from '../../conversations/store'
-import { guarded, type PgDb } from './open'
+import { guarded, type PgDb, type PgTx } from './open'
 
 type Row = typeof conversations.$inferSelect
 
@@ -98,14 +98,18 @@ export class PgConversationStore implements ConversationStore {
     const encoded = encodeRecord(record)
     if (encoded === null) return Promise.resolve(false)
     const row: Row = { ...record, ...encoded, continuedBy: null, claimedUntil: null }
+    const upsert = (db: PgDb | PgTx) =>
+      db
+        .insert(conversations)
+        .values(row)
+        .onConflictDoUpdate({ target: [conversations.keyId, conversations.id], set: row })
+    // A first turn is one statement, atomic by itself: one round trip instead of three (BEGIN, INSERT, COMMIT).
+    const parentId = record.parentId
+    if (parentId === null) return guarded(async () => (await upsert(this.db), true))
     return guarded(() =>
       this.db.transaction(async (tx) => {
-        await tx
-          .insert(conversations)
-          .values(row)
-          .onConflictDoUpdate({ target: [conversations.keyId, conversations.id], set: row })
-        if (record.parentId === null) return true
-        const parent = { keyId: record.keyId, id: record.parentId }
+        await upsert(tx)
+        const parent = { keyId: record.keyId, id: parentId }
         await tx.update(conversations).set({ continuedBy: record.id, claimedUntil: null }).where(refIs(parent))
         // A history is only as alive as its oldest turn: the turns before this one live as long as it does.
         await tx.execute(extend(parent, record.createdAt, record.expiresAt))
