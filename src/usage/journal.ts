@@ -34,12 +34,16 @@ export type EncodedEntry = [
   cacheSavedNanos?: number,
 ]
 
-/** An entry as one JSON array: journals and the Redis usage stream store entries this way. */
-export function encodeEntry(e: UsageEntry): EncodedEntry {
+/**
+ * An entry as one JSON array: journals and the Redis usage stream store entries this way. The
+ * stream leaves the admission out (`withAdmission` false): only the settle that carries it needs it.
+ */
+export function encodeEntry(e: UsageEntry, withAdmission = true): EncodedEntry {
   const encoded: EncodedEntry = [e.keyId, e.alias, e.upstream, e.error ? 1 : 0, e.promptTokens, e.completionTokens, e.latencyMs, e.at, e.costNanos]
-  if (e.admissionId !== undefined) encoded.push(e.admissionId, e.admissionEpoch ?? '')
+  const admitted = withAdmission && e.admissionId !== undefined
+  if (admitted) encoded.push(e.admissionId, e.admissionEpoch ?? '')
   if (e.cacheSavedNanos) {
-    if (e.admissionId === undefined) encoded.push(null, null)
+    if (!admitted) encoded.push(null, null)
     encoded.push(e.cacheSavedNanos)
   }
   return encoded
@@ -104,7 +108,7 @@ export class UsageJournal implements JournalFile {
    * would hide every batch after it from a later read.
    */
   append(seq: number, entries: UsageEntry[]): void {
-    this.log.append(batchLine(seq, JSON.stringify(entries.map(encodeEntry))))
+    this.log.append(batchLine(seq, JSON.stringify(entries.map((entry) => encodeEntry(entry)))))
   }
 
   /** Empties the file once everything in it is folded; appends go on at its (new) end. */

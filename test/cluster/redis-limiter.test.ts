@@ -280,6 +280,16 @@ describeWithServers('the Redis limiter scripts', ['redis'], () => {
       expect(JSON.parse(stream[0]![1][1]!)).toEqual(['port', 'local/echo', 'local', 0, 2, 3, 1, expect.any(Number), 40])
     })
 
+    test("a cache hit's entry in the stream keeps what it saved, and never its admission", async () => {
+      const limiter = limiterOn(redis)
+      const admission = await limiter.admit('hit', limits(10), Date.now())
+      if (!admission.ok) throw admission.error
+      await admission.settle({ ...entry('hit'), promptTokens: 0, completionTokens: 0, costNanos: 0, cacheSavedNanos: 1_500 })
+      const stream = (await redis.send('XRANGE', ['cg:usage', '-', '+'])) as [string, string[]][]
+      const line = stream.map(([, fields]) => JSON.parse(fields[1]!) as unknown[]).find((encoded) => encoded[0] === 'hit')
+      expect(line).toEqual(['hit', 'local/echo', 'local', 0, 0, 0, 1, expect.any(Number), 0, null, null, 1_500])
+    })
+
     test('Redis unreachable: admission fails fast with 503 limiter_unavailable; a settle is kept and replayed when Redis is back', async () => {
       const limiter = limiterOn(redis)
       const admission = await limiter.admit('outage', limits(10), Date.now())

@@ -30,8 +30,8 @@ const STATE_TTL_MS = 120_000
 const prefixOf = (keyId: string) => `cg:k:${keyId}`
 const limitArg = (value: number | null) => (value === null ? '-1' : String(value))
 
-/** The usage entry as the stream stores it: without the admission, which only the settle needs. */
-const streamEntry = ({ admissionId: _, admissionEpoch: __, ...entry }: UsageEntry) => JSON.stringify(encodeEntry(entry))
+/** The usage entry as the stream stores it: without the admission, which only the settle needs (no copy of the entry made for it). */
+const streamEntry = (entry: UsageEntry) => JSON.stringify(encodeEntry(entry, false))
 
 /**
  * Limits shared by every instance, kept in Redis. One script admits a request (request window,
