@@ -108,11 +108,15 @@ export class PgConversationStore implements ConversationStore {
     if (parentId === null) return guarded(async () => (await upsert(this.db), true))
     return guarded(() =>
       this.db.transaction(async (tx) => {
-        await upsert(tx)
         const parent = { keyId: record.keyId, id: parentId }
-        await tx.update(conversations).set({ continuedBy: record.id, claimedUntil: null }).where(refIs(parent))
-        // A history is only as alive as its oldest turn: the turns before this one live as long as it does.
-        await tx.execute(extend(parent, record.createdAt, record.expiresAt))
+        // Sent together, the connection pipelines them: one wait instead of three. Their order does
+        // not matter: the parent's two updates set different columns.
+        await Promise.all([
+          upsert(tx),
+          tx.update(conversations).set({ continuedBy: record.id, claimedUntil: null }).where(refIs(parent)),
+          // A history is only as alive as its oldest turn: the turns before this one live as long as it does.
+          tx.execute(extend(parent, record.createdAt, record.expiresAt)),
+        ])
         return true
       }),
     )
