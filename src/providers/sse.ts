@@ -55,9 +55,9 @@ export async function* readSseBatches(body: ReadableStream<Uint8Array>, maxEvent
     }
   } finally {
     // Stopped early (an event past the cap, the consumer gone): hang up on the upstream rather than
-    // leave its connection open with unread bytes.
-    if (ended) reader.releaseLock()
-    else await reader.cancel().catch(() => {})
+    // leave its connection open with unread bytes. A body read to its end needs nothing more: its
+    // lock is not released (that makes a TypeError for the reader's closed promise, every stream).
+    if (!ended) await reader.cancel().catch(() => {})
   }
 }
 
