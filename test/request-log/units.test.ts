@@ -144,6 +144,17 @@ describe('what a record notes of its answer', () => {
     expect(record.finishReasons).toEqual(['incomplete'])
   })
 
+  test("every dialect's spelling of a finish reason is noted, from whichever piece of a stream carries it", () => {
+    const record = { id: 'r', start: 0, method: 'POST', path: '/v1/chat/completions', api: 'chat.completions' } as RequestRecord
+    noteAnswer(record, 'data: {"id":"chatcmpl-1","choices":[{"delta":{"content":"hi"},"finish_reason":null}]}\n\n')
+    expect(record.finishReasons).toBeUndefined()
+    noteAnswer(record, 'data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}\n\n')
+    noteAnswer(record, 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"}}\n\n')
+    noteAnswer(record, '{"candidates":[{"finishReason":"STOP"}],"responseId":"g1"}')
+    expect(record.finishReasons).toEqual(['tool_calls', 'end_turn', 'STOP'])
+    expect(record.responseId).toBe('chatcmpl-1')
+  })
+
   test('a whole Responses stream at once (a cache hit), and a JSON Response by its own status', () => {
     const whole = responsesRecord()
     noteAnswer(whole, event('response.output_item.done', { item }) + event('response.completed', { response: { id: 'resp_2', status: 'completed' } }))
