@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs'
 import type { CachedAnswer, ResponseCacheStore } from '../../cache/store'
 import type { Logger } from '../../log'
 import { atMostEvery } from '../../log'
 import { RedisConnection } from './connection'
-import type { RedisScript } from './scripts'
-import { fromRoot } from '../../root'
+import { script } from './scripts'
 
 const PREFIX = 'cg:cache:'
 const INDEX = 'cg:cache-index'
-const PUT_TEXT = readFileSync(fromRoot('src/storage/redis/cache-put.lua'), 'utf8')
-const PUT: RedisScript = { name: 'cache-put', text: PUT_TEXT, sha: new Bun.CryptoHasher('sha1').update(PUT_TEXT).digest('hex') }
+const PUT = script('cache-put', { prelude: false })
 
 /**
  * The response cache in Redis, shared by every instance of a cluster: an answer made on one is a

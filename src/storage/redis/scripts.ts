@@ -12,8 +12,10 @@ export interface RedisScript {
 const SCRIPTS_DIR = 'src/storage/redis'
 const PRELUDE = readFileSync(fromRoot(SCRIPTS_DIR, 'prelude.lua'), 'utf8')
 
-function script(name: string): RedisScript {
-  const text = `${PRELUDE}\n${readFileSync(fromRoot(SCRIPTS_DIR, `${name}.lua`), 'utf8')}`
+/** The script in `<name>.lua` beside this file; the limiter's begin with the shared prelude (its keys and helpers). */
+export function script(name: string, { prelude = true } = {}): RedisScript {
+  const own = readFileSync(fromRoot(SCRIPTS_DIR, `${name}.lua`), 'utf8')
+  const text = prelude ? `${PRELUDE}\n${own}` : own
   return { name, text, sha: new Bun.CryptoHasher('sha1').update(text).digest('hex') }
 }
 
