@@ -18,8 +18,20 @@ const ADMIN_KEY = 'dashboard-admin-key-0123456789'
 const haveChromium = existsSync(CHROMIUM)
 if (!haveChromium) console.warn(`dashboard browser test skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`)
 
+/**
+ * How many minutes ago each seeded request was: 50, 50, 30 and 10 (three distinct minutes of the last
+ * hour), each moved to this UTC day's first minutes when the day is younger than that, so "today"'s
+ * columns count all four whatever the hour the suite runs (at 00:20 UTC the old times fell on the day before).
+ */
+function seededMinutesAgo(now: number): number[] {
+  const sinceMidnight = Math.floor((now % 86_400_000) / 60_000)
+  return [50, 50, 30, 10].map((ago, i) => Math.max(0, Math.min(ago, sinceMidnight - [0, 0, 1, 2][i]!)))
+}
+
 describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
   const dir = tempDir()
+  /** Distinct minutes with seeded traffic: 3, fewer only in a UTC day's first two minutes. */
+  let activeMinutes = 0
   let gateway: GatewayProcess
   let browser: Browser
 
@@ -31,7 +43,8 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     const { record } = await new KeyService(stores.keys, null).create({ name: 'seeded', tier: 'pro', dailyBudgetNanos: 2_000_000_000 })
     const recorder = await UsageRecorder.open(stores.usage, null)
     const now = Date.now()
-    const writes = [50, 50, 30, 10].map((minutesAgo, i) =>
+    const seeded = seededMinutesAgo(now)
+    const writes = seeded.map((minutesAgo, i) =>
       recorder.record({
         keyId: record.id,
         alias: 'local/echo',
@@ -45,6 +58,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
       }),
     )
     await Promise.all(writes)
+    activeMinutes = new Set(seeded).size
     await recorder.stop()
     await stores.close()
 
@@ -84,7 +98,7 @@ describe.skipIf(!haveChromium)('dashboard in a real browser', () => {
     await page.click('#login button[type=submit]')
 
     // The hour view: 60 one-minute points, 3 of them with the seeded traffic.
-    await page.waitForSelector('#chart-requests[data-points="60"][data-active="3"]', { timeout: 60_000 })
+    await page.waitForSelector(`#chart-requests[data-points="60"][data-active="${activeMinutes}"]`, { timeout: 60_000 })
     // Spend in USD: four requests of $0.00125 each, to the nano-dollar.
     await page.waitForSelector('#chart-spend[data-points="60"]')
     expect(await page.locator('#chart-spend').getAttribute('data-total')).toBe('$0.005')
