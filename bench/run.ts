@@ -92,10 +92,8 @@ const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '
 const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
 
 const gatewayPort = await freePort()
-const gatewayStarted = performance.now()
 const gateway = start(['bun', temporaryBuild('main')], { ...gatewayEnv, PORT: String(gatewayPort) })
 const startupMs = await waitForHealthy(`http://127.0.0.1:${gatewayPort}/health`)
-void gatewayStarted
 await waitForHealthy(`http://127.0.0.1:${barePort}/`)
 await waitForHealthy(`http://127.0.0.1:${relayPort}/`)
 

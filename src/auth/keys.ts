@@ -38,7 +38,8 @@ export function generateApiKey(): string {
   return KEY_PREFIX + body
 }
 
-export const hashApiKey = (key: string): string => new Bun.CryptoHasher('sha256').update(key).digest('hex')
+// Bun's one-shot SHA-256 takes about half the time of a CryptoHasher, on every authenticated request.
+export const hashApiKey = (key: string): string => Bun.SHA256.hash(key, 'hex') as string
 
 export const visiblePrefix = (key: string): string => key.slice(0, VISIBLE_PREFIX_LENGTH)
 
