@@ -66,6 +66,8 @@ export interface OpenLoopResult {
 }
 
 export const OPEN_LOOP_RATE = 3000
+/** Issue 31: at that rate, the gateway adds at most this to the p99 of a direct call. */
+const OPEN_LOOP_P99_BOUND_MS = 2
 
 /** wrk2 at OPEN_LOOP_RATE on the mock, the bare proxy and the gateway, one after another; null without wrk2. */
 export async function measureOpenLoop(
@@ -104,9 +106,9 @@ export function describeSteady(sequential: SequentialResult | string, openLoop: 
     lines.push(
       `open loop at ${OPEN_LOOP_RATE} req/s (wrk2), p99: direct ${openLoop.direct.p99.toFixed(2)} ms, bare proxy +${bareAdded.toFixed(2)} ms, gateway +${gatewayAdded.toFixed(2)} ms (p50 +${(openLoop.gateway.p50 - openLoop.direct.p50).toFixed(2)} ms)`,
     )
-    // At most 2 ms; on a box so busy that the bare proxy alone adds more than that, at most 1 ms beyond it.
-    const bound = bareAdded > 2 ? bareAdded + 1 : 2
-    checks.push([`open loop p99 added <= ${bound.toFixed(2)} ms (+${gatewayAdded.toFixed(2)} ms)`, gatewayAdded <= bound])
+    // Issue 31's bound is absolute: a bound relative to the bare proxy passed the gateway whenever the bare
+    // proxy's own run went wrong (one run read +974 ms for it, and so passed the gateway at +10 ms).
+    checks.push([`open loop p99 added <= ${OPEN_LOOP_P99_BOUND_MS} ms (+${gatewayAdded.toFixed(2)} ms)`, gatewayAdded <= OPEN_LOOP_P99_BOUND_MS])
   }
   return { lines, checks }
 }
