@@ -1,6 +1,9 @@
-import { expect, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { generateApiKey, hashApiKey } from '../../src/auth/keys'
+import { TEST_MS } from '../support/hooks'
+
+setDefaultTimeout(TEST_MS)
 
 // Keys already stored were hashed as SHA-256 hex: a faster hash call must keep every stored key valid.
 test('an API key hashes to the SHA-256 hex digest that stored keys were made with', () => {
