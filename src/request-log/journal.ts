@@ -90,9 +90,7 @@ export class RequestJournal {
   /** Appends rows in one write; they are durable when this returns. Throws when the write failed (nothing of it is kept). */
   append(rows: LogRow[]): void {
     if (this.file) {
-      const line = batchLine(this.seq + 1, payloadOf(rows))
-      this.file.append(line)
-      this.bytes += Buffer.byteLength(line)
+      this.bytes += this.file.append(batchLine(this.seq + 1, payloadOf(rows)))
     }
     this.seq++
     this.writer.add(rows)
