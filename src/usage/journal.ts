@@ -108,6 +108,7 @@ export class UsageJournal implements JournalFile {
    * would hide every batch after it from a later read.
    */
   append(seq: number, entries: UsageEntry[]): void {
+    // Not `map(encodeEntry)`: map's index would arrive as `withAdmission` and drop the first entry's admission.
     this.log.append(batchLine(seq, JSON.stringify(entries.map((entry) => encodeEntry(entry)))))
   }
 

@@ -20,7 +20,7 @@ describe.skipIf(missing !== null)('a journal append on a full disk', () => {
     const disk = mountSmallDisk(256 * 1024)
     try {
       const log = AppendLog.create(join(disk.path, 'gateway.sqlite'), 'test')
-      // 100 bytes of the journal's last page used: the rest of that page is all the room left once the disk is filled.
+      // 95 bytes of the journal's last page used: the rest of that page is all the room left once the disk is filled.
       const first = batchLine(1, JSON.stringify(['é'.repeat(43)]))
       expect(log.append(first)).toBe(Buffer.byteLength(first))
       disk.fill()
