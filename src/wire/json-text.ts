@@ -175,12 +175,20 @@ export interface Edit {
   text: string
 }
 
-/** Applies edits that do not overlap, last first, so earlier offsets stay valid. */
+/**
+ * Applies edits that do not overlap. The result is put together from pieces of the original text in
+ * one pass, first edit first: editing an edited string would flatten it (a copy) at every step.
+ */
 export function applyEdits(text: string, edits: Edit[]): string {
   if (edits.length === 1) return text.slice(0, edits[0]!.start) + edits[0]!.text + text.slice(edits[0]!.end)
-  let out = text
-  for (const edit of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, edit.start) + edit.text + out.slice(edit.end)
-  return out
+  if (edits.length > 2 || edits[0]!.start > edits[1]!.start) edits.sort((a, b) => a.start - b.start)
+  let out = ''
+  let from = 0
+  for (const edit of edits) {
+    out += text.slice(from, edit.start) + edit.text
+    from = edit.end
+  }
+  return out + text.slice(from)
 }
 
 /** The edit that removes `member` from its object, with the comma that separated it from a neighbour. */

@@ -54,4 +54,14 @@ describe('editing members', () => {
     const only = '{"usage":null}'
     expect(applyEdits(only, [removal(only, outlineJson(only, 64).members!.get('usage')!)])).toBe('{}')
   })
+
+  test('edits in any order, two or more, each apply to the original text at its own offsets', () => {
+    const text = '{"a":1,"b":2,"c":3}'
+    const { members } = outlineJson(text, 64)
+    const [a, b, c] = ['a', 'b', 'c'].map((key) => members!.get(key)!)
+    expect(applyEdits(text, [replacement(c!, '30'), replacement(a!, '10')])).toBe('{"a":10,"b":2,"c":30}')
+    expect(applyEdits(text, [replacement(a!, '"x"'), replacement(c!, '"z"')])).toBe('{"a":"x","b":2,"c":"z"}')
+    expect(applyEdits(text, [replacement(b!, '[]'), removal(text, c!), replacement(a!, 'null')])).toBe('{"a":null,"b":[]}')
+    expect(applyEdits(text, [{ start: text.length - 1, end: text.length - 1, text: ',"d":4' }, replacement(a!, '0')])).toBe('{"a":0,"b":2,"c":3,"d":4}')
+  })
 })
