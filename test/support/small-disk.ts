@@ -49,12 +49,17 @@ export function mountSmallDisk(sizeBytes: number): SmallDisk {
   }
 }
 
-/** Why a small disk cannot be mounted here, or null when it can. */
-export function smallDiskMissing(): string | null {
+/**
+ * Why a small disk cannot be mounted here, or null when it can. On CI (root) it must mount: a
+ * suite that needs one throws there rather than skip, so a CI machine without it cannot pass unseen.
+ */
+export function smallDiskMissing(suite: string): string | null {
+  let missing: string | null = null
   try {
     mountSmallDisk(64 * 1024).dispose()
-    return null
   } catch (error) {
-    return (error as Error).message
+    missing = (error as Error).message
   }
+  if (missing !== null && process.env.CI === 'true') throw new Error(`${suite} needs a tmpfs mount: ${missing}. CI runs as root.`)
+  return missing
 }
