@@ -91,11 +91,16 @@ const created = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '
 })
 const key = (JSON.parse(created.stdout.toString()) as { key: string }).key
 
+// The gateway's durable per-request work written directly, for JSON chat completions (lean-floor.ts).
+const leanPort = await freePort()
+const leanFloor = start(['bun', 'bench/lean-floor.ts', String(leanPort), `http://127.0.0.1:${mockPort}`, key, 'bench/fast', work])
+
 const gatewayPort = await freePort()
 const gateway = start(['bun', temporaryBuild('main')], { ...gatewayEnv, PORT: String(gatewayPort) })
 const startupMs = await waitForHealthy(`http://127.0.0.1:${gatewayPort}/health`)
 await waitForHealthy(`http://127.0.0.1:${barePort}/`)
 await waitForHealthy(`http://127.0.0.1:${relayPort}/`)
+await waitForHealthy(`http://127.0.0.1:${leanPort}/`)
 
 /** What a scenario speaks: OpenAI's chat completions, or its Responses API. */
 type Api = 'chat' | 'responses'
@@ -121,6 +126,14 @@ const targets: Target[] = [
   { name: 'direct', url: `http://127.0.0.1:${mockPort}`, apis: both, headers: {}, model: 'bench-model' },
   { name: 'bare proxy', url: `http://127.0.0.1:${barePort}`, apis: both, headers: {}, model: 'bench-model', pid: bareProxy.pid },
   { name: 'JS relay', url: `http://127.0.0.1:${relayPort}`, headers: {}, model: 'bench-model', pid: jsRelay.pid },
+  {
+    name: 'lean floor',
+    url: `http://127.0.0.1:${leanPort}`,
+    headers: { Authorization: `Bearer ${key}` },
+    model: 'bench/fast',
+    pid: leanFloor.pid,
+    scenarios: ['json c1', 'json c32'],
+  },
   // On the Responses API: translated through chat completions to the mock.
   { name: 'chatgate', url: `http://127.0.0.1:${gatewayPort}`, apis: both, headers: { Authorization: `Bearer ${key}` }, model: 'bench/fast', pid: gateway.pid },
   // The Responses API passed through to a native upstream, as sent.
@@ -445,6 +458,7 @@ const cpuRatio = (scenario: string, target: string) => {
   return cpu === null || bare === null ? null : cpu / bare
 }
 const cpuRows: [string, string, string][] = [
+  ['lean floor JSON (the durable work alone, lean-floor.ts)', 'json c32', 'lean floor'],
   ['chat completions JSON', 'json c32', 'chatgate'],
   ['chat completions stream', 'stream c32', 'chatgate'],
   ['Responses JSON, translated', 'resp json', 'chatgate'],
