@@ -13,17 +13,19 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { postgresMissing, redisMissing, startPostgres, startRedis } from '../test/support/servers'
+import { CLUSTER_SIZE, clusterMissing, startCluster } from './cluster'
 import { type KindMock, startKindMocks } from './kinds'
 import { describeLongStreams, type LongStreamsResult, measureLongStreams } from './long-streams'
-import { cpuSeconds, freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
+import { freePort, ROOT, rssMb, start, waitForHealthy } from './processes'
 import { describeCache, startCacheTarget } from './cache'
-import { describeLeastLatency, LEAST_LATENCY, LEAST_LATENCY_ALIAS, LEAST_LATENCY_SCENARIOS, readAttempts, startLeastLatencyMock } from './least-latency'
+import { describeLeastLatency, LEAST_LATENCY, LEAST_LATENCY_ALIAS, LEAST_LATENCY_SCENARIOS, startLeastLatencyMock } from './least-latency'
 import { describeRequestLog, startRequestLogTargets } from './request-log'
 import { benchConfig } from './alone'
 import { describeSteady, measureOpenLoop, measureSequential, startNodeMock } from './steady'
 import { describeTracing, startTracingTargets } from './tracing'
-import { type WrkResult, wrk, wrkSpread } from './wrk'
+import { type Check, cpuReport, kindOverhead, resultTable, responsesOverhead, summarize } from './report'
+import { type Api, bodyFor, measureAll, PATHS, type Target } from './load'
+import { wrk } from './wrk'
 
 const { values: options } = parseArgs({
   args: process.argv.slice(2),
@@ -102,25 +104,6 @@ await waitForHealthy(`http://127.0.0.1:${barePort}/`)
 await waitForHealthy(`http://127.0.0.1:${relayPort}/`)
 await waitForHealthy(`http://127.0.0.1:${leanPort}/`)
 
-/** What a scenario speaks: OpenAI's chat completions, or its Responses API. */
-type Api = 'chat' | 'responses'
-const PATHS: Record<Api, string> = { chat: '/v1/chat/completions', responses: '/v1/responses' }
-
-interface Target {
-  name: string
-  url: string
-  /** The APIs it is measured on (default: chat only). */
-  apis?: Api[]
-  /** Several instances behind one name (the cluster): the load is spread over them. */
-  urls?: string[]
-  headers: Record<string, string>
-  model: string
-  pid?: number
-  /** The scenarios it runs in (default: all of its APIs'). */
-  scenarios?: string[]
-  /** Its own request, for a fake asked in its own dialect (default: chat completions or Responses at `model`). */
-  request?: { path(stream: boolean): string; body(stream: boolean): string }
-}
 const both: Api[] = ['chat', 'responses']
 const targets: Target[] = [
   { name: 'direct', url: `http://127.0.0.1:${mockPort}`, apis: both, headers: {}, model: 'bench-model' },
@@ -206,99 +189,15 @@ const idleRssMb = rssMb(gateway.pid)
 
 // ---------------------------------------------------------------- cluster
 
-const CLUSTER_SIZE = 3
-let cluster: { pids: number[]; idleRssMb: number[]; dispose(): Promise<void> } | null = null
-const clusterMissing = options['skip-cluster'] ? 'skipped (--skip-cluster)' : (redisMissing() ?? postgresMissing())
-if (clusterMissing !== null) {
-  console.error(`cluster scenario not run: ${clusterMissing}`)
-} else {
-  const [redis, postgres] = await Promise.all([startRedis(), startPostgres()])
-  const clusterEnv = {
-    DATABASE_URL: await postgres.createDatabase(),
-    REDIS_URL: redis.url,
-    GATEWAY_CONFIG: configPath,
-    GATEWAY_DB: join(work, 'cluster', 'unused.sqlite'),
-    ...kindEnv,
-  }
-  const made = Bun.spawnSync(['bun', temporaryBuild('cli'), 'keys', 'create', '--name', 'bench', '--tier', 'bench', '--json'], {
-    cwd: ROOT,
-    env: { ...process.env, ...clusterEnv },
-  })
-  const clusterKey = (JSON.parse(made.stdout.toString()) as { key: string }).key
-  const instances = await Promise.all(
-    Array.from({ length: CLUSTER_SIZE }, async () => {
-      const port = await freePort()
-      const child = start(['bun', temporaryBuild('main')], { ...clusterEnv, PORT: String(port) })
-      await waitForHealthy(`http://127.0.0.1:${port}/health`)
-      return { child, url: `http://127.0.0.1:${port}` }
-    }),
-  )
-  cluster = {
-    pids: instances.map((i) => i.child.pid),
-    idleRssMb: instances.map((i) => rssMb(i.child.pid)),
-    async dispose() {
-      for (const instance of instances) instance.child.kill('SIGTERM')
-      await Promise.all(instances.map((i) => i.child.exited))
-      await Promise.all([redis.dispose(), postgres.dispose()])
-    },
-  }
-  targets.push({
-    name: `cluster x${CLUSTER_SIZE}`,
-    url: instances[0]!.url,
-    urls: instances.map((i) => i.url),
-    headers: { Authorization: `Bearer ${clusterKey}` },
-    model: 'bench/fast',
-  })
-}
+const missingForCluster = clusterMissing(options['skip-cluster'])
+if (missingForCluster !== null) console.error(`cluster scenario not run: ${missingForCluster}`)
+const cluster = missingForCluster === null ? await startCluster(configPath, kindEnv, work) : null
+if (cluster) targets.push(cluster.target)
 
 // ---------------------------------------------------------------- load
 
-const scenarios: { name: string; api: Api; stream: boolean; connections: number }[] = [
-  { name: 'json c1', api: 'chat', stream: false, connections: 1 },
-  { name: 'json c32', api: 'chat', stream: false, connections: 32 },
-  { name: 'stream c1', api: 'chat', stream: true, connections: 1 },
-  { name: 'stream c32', api: 'chat', stream: true, connections: 32 },
-  { name: 'resp json', api: 'responses', stream: false, connections: 32 },
-  { name: 'resp strm', api: 'responses', stream: true, connections: 32 },
-]
-const bodyFor = (model: string, stream: boolean, api: Api = 'chat') =>
-  JSON.stringify({
-    model,
-    ...(api === 'chat' ? { messages: [{ role: 'user', content: 'Say something about foxes.' }] } : { input: 'Say something about foxes.' }),
-    ...(stream ? { stream: true } : {}),
-  })
+const { samples, leastLatencyAttempts } = await measureAll(targets, { runs: RUNS, warmupSeconds: WARMUP, seconds: DURATION })
 
-/** A measured run, with the CPU its target's process spent per request in it (µs; null for a target that is not one process of ours). */
-type Sample = WrkResult & { cpuUs: number | null }
-const samples: Record<string, Record<string, Sample[]>> = {}
-/** Successful attempts per upstream during the least_latency rows' runs. */
-const leastLatencyAttempts: Record<string, number> = {}
-for (let run = 1; run <= RUNS; run++) {
-  for (const scenario of scenarios) {
-    for (const target of targets) {
-      if (!(target.apis ?? ['chat']).includes(scenario.api)) continue
-      if (target.scenarios && !target.scenarios.includes(scenario.name)) continue
-      const body = target.request?.body(scenario.stream) ?? bodyFor(target.model, scenario.stream, scenario.api)
-      const path = target.request?.path(scenario.stream) ?? PATHS[scenario.api]
-      const urls = (target.urls ?? [target.url]).map((base) => base + path)
-      const attemptsBefore = target.name === LEAST_LATENCY ? await readAttempts(target.url) : null
-      await wrkSpread(urls, scenario.connections, WARMUP, body, target.headers)
-      const cpuBefore = target.pid === undefined ? null : cpuSeconds(target.pid)
-      const measured = await wrkSpread(urls, scenario.connections, DURATION, body, target.headers)
-      const cpuUs = cpuBefore === null || measured.requests === 0 ? null : ((cpuSeconds(target.pid!) - cpuBefore) / measured.requests) * 1e6
-      const result: Sample = { ...measured, cpuUs }
-      if (attemptsBefore) {
-        const after = await readAttempts(target.url)
-        for (const [upstream, count] of Object.entries(after))
-          leastLatencyAttempts[upstream] = (leastLatencyAttempts[upstream] ?? 0) + count - (attemptsBefore[upstream] ?? 0)
-      }
-      ;((samples[scenario.name] ??= {})[target.name] ??= []).push(result)
-      console.error(
-        `run ${run}/${RUNS} ${scenario.name.padEnd(10)} ${target.name.padEnd(10)} ${result.rps.toFixed(0).padStart(7)} req/s  p50 ${result.p50.toFixed(3)} ms  p99 ${result.p99.toFixed(3)} ms  errors ${result.errors}`,
-      )
-    }
-  }
-}
 // ---------------------------------------------------------------- sequential and open loop
 
 const steady = options['skip-steady']
@@ -354,58 +253,12 @@ const longStreams: LongStreamsResult | null = options['skip-long-streams']
 
 // ---------------------------------------------------------------- report
 
-const median = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-const summary: Record<string, Record<string, { rps: number; p50: number; p99: number; errors: number; cpuUs: number | null }>> = {}
-for (const [scenario, byTarget] of Object.entries(samples)) {
-  for (const [target, results] of Object.entries(byTarget)) {
-    ;(summary[scenario] ??= {})[target] = {
-      rps: median(results.map((r) => r.rps)),
-      p50: median(results.map((r) => r.p50)),
-      p99: median(results.map((r) => r.p99)),
-      errors: results.reduce((sum, r) => sum + r.errors, 0),
-      cpuUs: results[0]!.cpuUs === null ? null : median(results.map((r) => r.cpuUs!)),
-    }
-  }
-}
-
-const lines: string[] = []
-const pad = (s: string, n: number) => s.padEnd(n)
-lines.push(`chatgate benchmark: medians of ${RUNS} run(s), ${DURATION} s each, wrk on 127.0.0.1 (${new Date().toISOString()})`)
-lines.push('')
-lines.push(
-  `${pad('scenario', 11)}${pad('target', 15)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'errors'.padStart(8)}${'÷ bare'.padStart(8)}${'÷ relay'.padStart(9)}${'÷ direct'.padStart(10)}${'p50 Δ'.padStart(9)}${'p99 Δ'.padStart(9)}${'CPU µs'.padStart(9)}${'÷ bare'.padStart(8)}`,
-)
-/** The row a target's overhead is measured over: its kind's own fake for another kind, else the openai mock. */
-const directRowOf = (target: string) => /^(\w+) kind$/.exec(target)?.[1]
-for (const [scenario, byTarget] of Object.entries(summary)) {
-  const bare = byTarget['bare proxy']!
-  const relay = byTarget['JS relay']
-  for (const [target, r] of Object.entries(byTarget)) {
-    const kind = directRowOf(target)
-    const direct = (kind ? byTarget[`direct ${kind}`] : byTarget.direct)!
-    const isDirect = target === 'direct' || target.startsWith('direct ')
-    const vsBare = isDirect ? '' : (r.rps / bare.rps).toFixed(2)
-    const vsRelay = isDirect || target === 'bare proxy' || !relay ? '' : (r.rps / relay.rps).toFixed(2)
-    const vsDirect = isDirect ? '' : (r.rps / direct.rps).toFixed(2)
-    const p50d = isDirect ? '' : `+${(r.p50 - direct.p50).toFixed(3)}`
-    const p99d = isDirect ? '' : `+${(r.p99 - direct.p99).toFixed(3)}`
-    // CPU per request of the target's own process (the load generator and the upstream not counted), and over the bare proxy's.
-    const cpu = r.cpuUs === null ? '' : r.cpuUs.toFixed(0)
-    const cpuVsBare = r.cpuUs === null || bare.cpuUs === null || target === 'bare proxy' ? '' : (r.cpuUs / bare.cpuUs).toFixed(2)
-    lines.push(
-      `${pad(scenario, 11)}${pad(target, 15)}${r.rps.toFixed(0).padStart(9)}${r.p50.toFixed(3).padStart(9)}${r.p99.toFixed(3).padStart(9)}${String(r.errors).padStart(8)}${vsBare.padStart(8)}${vsRelay.padStart(9)}${vsDirect.padStart(10)}${p50d.padStart(9)}${p99d.padStart(9)}${cpu.padStart(9)}${cpuVsBare.padStart(8)}`,
-    )
-  }
-}
+const summary = summarize(samples)
+const lines = resultTable(summary, RUNS, DURATION)
 lines.push('')
 lines.push(`chatgate startup to first healthy /health: ${startupMs.toFixed(0)} ms`)
 lines.push(`chatgate RSS: idle ${idleRssMb.toFixed(1)} MB, peak under load ${peakRssMb.toFixed(1)} MB`)
-const clusterName = `cluster x${CLUSTER_SIZE}`
-const clusterC1 = summary['json c1']?.[clusterName]
+const clusterC1 = cluster ? summary['json c1']?.[cluster.target.name] : undefined
 if (cluster && clusterC1) {
   const single = summary['json c1']!.chatgate!
   lines.push(
@@ -424,61 +277,9 @@ if (longStreams) lines.push(...describeLongStreams(longStreams))
 const j = summary['json c32']!
 const s = summary['stream c32']!
 const c1 = summary['json c1']!
-// The Responses API's overhead over the bare proxy (added p50), beside chat completions' in the same run.
-const added = (row: Record<string, { p50: number }> | undefined, target: string) => (row?.[target]?.p50 ?? NaN) - (row?.['bare proxy']?.p50 ?? NaN)
-const responsesOverhead = [
-  ['JSON', added(summary['resp json'], 'native'), added(summary['resp json'], 'chatgate'), added(j, 'chatgate')],
-  ['stream', added(summary['resp strm'], 'native'), added(summary['resp strm'], 'chatgate'), added(s, 'chatgate')],
-] as const
-for (const [kind, native, translated, chat] of responsesOverhead) {
-  lines.push(
-    `Responses API ${kind} c32, p50 added over the bare proxy: native ${native.toFixed(3)} ms, translated ${translated.toFixed(3)} ms; chat completions ${chat.toFixed(3)} ms`,
-  )
-}
-// Each other kind's overhead over its own fake, beside the openai kind's over the mock.
-const overOwnDirect = (row: Record<string, { p50: number }> | undefined, target: string, direct: string) =>
-  (row?.[target]?.p50 ?? NaN) - (row?.[direct]?.p50 ?? NaN)
-const kindOverhead = kindMocks.flatMap((mock) =>
-  (['json c32', 'stream c32'] as const).map((scenario) => ({
-    kind: mock.kind,
-    scenario,
-    added: overOwnDirect(summary[scenario], `${mock.kind} kind`, `direct ${mock.kind}`),
-    openai: overOwnDirect(summary[scenario], 'chatgate', 'direct'),
-  })),
-)
-for (const { kind, scenario, added: kindAdded, openai } of kindOverhead) {
-  lines.push(`${kind} kind ${scenario}, p50 added over its own upstream: ${kindAdded.toFixed(3)} ms; openai kind ${openai.toFixed(3)} ms`)
-}
-// CPU per request side by side: every inbound API and upstream kind beside chat completions to the
-// openai mock, and each over the bare proxy's (what the /proc counters say, whatever else loads the machine).
-const cpuOf = (scenario: string, target: string) => summary[scenario]?.[target]?.cpuUs ?? null
-const cpuRatio = (scenario: string, target: string) => {
-  const cpu = cpuOf(scenario, target)
-  const bare = cpuOf(scenario, 'bare proxy')
-  return cpu === null || bare === null ? null : cpu / bare
-}
-const cpuRows: [string, string, string][] = [
-  ['lean floor JSON (the durable work alone, lean-floor.ts)', 'json c32', 'lean floor'],
-  ['chat completions JSON', 'json c32', 'chatgate'],
-  ['chat completions stream', 'stream c32', 'chatgate'],
-  ['Responses JSON, translated', 'resp json', 'chatgate'],
-  ['Responses JSON, native', 'resp json', 'native'],
-  ['Responses stream, translated', 'resp strm', 'chatgate'],
-  ['Responses stream, native', 'resp strm', 'native'],
-  ...kindMocks.flatMap((mock) => [
-    [`${mock.kind} kind JSON`, 'json c32', `${mock.kind} kind`] as [string, string, string],
-    [`${mock.kind} kind stream`, 'stream c32', `${mock.kind} kind`] as [string, string, string],
-  ]),
-]
-for (const [label, scenario, target] of cpuRows) {
-  const cpu = cpuOf(scenario, target)
-  const ratio = cpuRatio(scenario, target)
-  if (cpu !== null) lines.push(`CPU per request, ${label}: ${cpu.toFixed(0)} µs${ratio === null ? '' : ` (${ratio.toFixed(2)} x the bare proxy's)`}`)
-}
-const cpuChecks = (['json c32', 'stream c32'] as const).flatMap((scenario) => {
-  const ratio = cpuRatio(scenario, 'chatgate')
-  return ratio === null ? [] : [[`${scenario} CPU per request <= 1.5 x bare proxy's (${ratio.toFixed(2)} x)`, ratio <= 1.5] as [string, boolean]]
-})
+const kindNames = kindMocks.map((mock) => mock.kind)
+const sideBySide = [responsesOverhead(summary), kindOverhead(summary, kindNames), cpuReport(summary, kindNames)]
+for (const report of sideBySide) lines.push(...report.lines)
 const observability = [
   tracing ? describeTracing(summary, tracing.receiver) : null,
   requestLog ? describeRequestLog(summary) : null,
@@ -487,38 +288,31 @@ const observability = [
 ]
 for (const report of observability) if (report) lines.push(...report.lines)
 if (steady) lines.push(...steady.lines)
-const checks = [
+const [responsesReport, kindReport, cpu] = sideBySide
+const checks: Check[] = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
   [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
   [`JSON c1 p99 - direct p99 <= 1 ms`, c1.chatgate!.p99 - c1.direct!.p99 <= 1],
   [`stream c32 req/s >= 0.85 x bare proxy`, s.chatgate!.rps >= 0.85 * s['bare proxy']!.rps],
   [`peak RSS <= 120 MB`, peakRssMb <= 120],
   [`startup <= 300 ms`, startupMs <= 300],
-  ...cpuChecks,
+  ...cpu!.checks,
   ...(steady?.checks ?? []),
-  ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as [string, boolean]] : []),
-  ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as [string, boolean]] : []),
+  ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as Check] : []),
+  ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as Check] : []),
   ...(longStreams
     ? [
         [
           `${longStreams.streams} long streams through one instance: all held at once, all complete`,
           longStreams.mostHeld === longStreams.streams && longStreams.completed === longStreams.streams,
-        ] as [string, boolean],
+        ] as Check,
       ]
     : []),
-  ...responsesOverhead.map(
-    ([kind, native, translated, chat]) =>
-      [`Responses ${kind} overhead (native and translated) within 10% of chat completions'`, Math.max(native, translated) <= chat * 1.1] as [string, boolean],
-  ),
-  ...kindOverhead
-    .filter(({ kind }) => kind === 'gemini')
-    .map(
-      ({ kind, scenario, added: kindAdded, openai }) =>
-        [`${kind} kind ${scenario} overhead within 10% of the openai kind's`, kindAdded <= openai * 1.1] as [string, boolean],
-    ),
-  ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as [string, boolean]] : []),
+  ...responsesReport!.checks,
+  ...kindReport!.checks,
+  ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as Check] : []),
   ...observability.flatMap((report) => report?.checks ?? []),
-] as [string, boolean][]
+]
 lines.push('')
 for (const [name, ok] of checks) lines.push(`${ok ? 'PASS' : 'MISS'}  ${name}`)
 console.log(lines.join('\n'))
