@@ -180,8 +180,7 @@ export interface Edit {
  * one pass, first edit first: editing an edited string would flatten it (a copy) at every step.
  */
 export function applyEdits(text: string, edits: Edit[]): string {
-  if (edits.length === 1) return text.slice(0, edits[0]!.start) + edits[0]!.text + text.slice(edits[0]!.end)
-  if (edits.length > 2 || edits[0]!.start > edits[1]!.start) edits.sort((a, b) => a.start - b.start)
+  if (edits.length > 1) edits.sort((a, b) => a.start - b.start)
   let out = ''
   let from = 0
   for (const edit of edits) {
