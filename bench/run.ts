@@ -278,8 +278,10 @@ const j = summary['json c32']!
 const s = summary['stream c32']!
 const c1 = summary['json c1']!
 const kindNames = kindMocks.map((mock) => mock.kind)
-const sideBySide = [responsesOverhead(summary), kindOverhead(summary, kindNames), cpuReport(summary, kindNames)]
-for (const report of sideBySide) lines.push(...report.lines)
+const responses = responsesOverhead(summary)
+const kinds = kindOverhead(summary, kindNames)
+const cpu = cpuReport(summary, kindNames)
+for (const report of [responses, kinds, cpu]) lines.push(...report.lines)
 const observability = [
   tracing ? describeTracing(summary, tracing.receiver) : null,
   requestLog ? describeRequestLog(summary) : null,
@@ -288,7 +290,6 @@ const observability = [
 ]
 for (const report of observability) if (report) lines.push(...report.lines)
 if (steady) lines.push(...steady.lines)
-const [responsesReport, kindReport, cpu] = sideBySide
 const checks: Check[] = [
   [`JSON c32 req/s >= 0.9 x bare proxy`, j.chatgate!.rps >= 0.9 * j['bare proxy']!.rps],
   [`JSON c1 p50 - direct p50 <= 0.15 ms`, c1.chatgate!.p50 - c1.direct!.p50 <= 0.15],
@@ -296,7 +297,7 @@ const checks: Check[] = [
   [`stream c32 req/s >= 0.85 x bare proxy`, s.chatgate!.rps >= 0.85 * s['bare proxy']!.rps],
   [`peak RSS <= 120 MB`, peakRssMb <= 120],
   [`startup <= 300 ms`, startupMs <= 300],
-  ...cpu!.checks,
+  ...cpu.checks,
   ...(steady?.checks ?? []),
   ...(memory ? [[`RSS growth 20k -> 200k within 20%`, Math.abs(memory.growthPct) <= 20] as Check] : []),
   ...(clusterC1 ? [[`cluster JSON c1 p50 - single-instance p50 <= 0.5 ms`, clusterC1.p50 - c1.chatgate!.p50 <= 0.5] as Check] : []),
@@ -308,8 +309,8 @@ const checks: Check[] = [
         ] as Check,
       ]
     : []),
-  ...responsesReport!.checks,
-  ...kindReport!.checks,
+  ...responses.checks,
+  ...kinds.checks,
   ...(j.portkey ? [[`JSON c32 req/s >= 15 x portkey`, j.chatgate!.rps >= 15 * j.portkey.rps] as Check] : []),
   ...observability.flatMap((report) => report?.checks ?? []),
 ]
