@@ -27,6 +27,7 @@ import { UpstreamConnections } from './routing/connections'
 import type { RoutingTable } from './routing/table'
 import type { ServeDeps } from './serve/serve'
 import { openCacheStore } from './storage/cache'
+import { CacheKeys } from './cache/key'
 import type { SharedLimits } from './storage/redis'
 import { openSqliteStores } from './storage/sqlite'
 import type { Stores } from './storage/types'
@@ -257,7 +258,7 @@ export async function createGateway({ env, log, now = Date.now }: GatewayOptions
         log,
         observer,
         requestLog: openRequestLog(env, stores, shared, observer, log, () => gateway),
-        cache: { store: await openCacheStore(env, config.cache, log, now()), settings: () => gateway.configFile.cache },
+        cache: { store: await openCacheStore(env, config.cache, log, now()), keys: new CacheKeys(), settings: () => gateway.configFile.cache },
         targets: new TargetRouting(shared?.targets),
         usage: usageGate(limits.probeUsage, log),
       },

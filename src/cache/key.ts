@@ -29,17 +29,53 @@ export interface CacheOwner {
 
 const ownerOf = (scope: CacheScope, owner: CacheOwner): string => (scope === 'key' ? `key:${owner.keyId}` : scope === 'tier' ? `tier:${owner.tier}` : 'alias')
 
+const keyPrefix = (api: string, alias: string, scope: CacheScope, owner: CacheOwner): string => `${api}\n${alias}\n${ownerOf(scope, owner)}\n`
+
 /**
- * The entry's key: SHA-256 over the inbound API, the alias, the scope's owner and the request body
- * in canonical form without its ignored members. The body is parsed here (only for cached aliases):
+ * The entry's key: SHA-256 over the inbound API, the alias, the scope's owner (`prefix`) and the
+ * request body (as the caller sent it, parsed) in canonical form without its ignored members:
  * members in another order, or spaced otherwise, are the same request.
  */
-export function cacheKey(api: string, alias: string, scope: CacheScope, owner: CacheOwner, requestText: string): string {
-  const body = JSON.parse(requestText) as Record<string, unknown>
+const keyFrom = (prefix: string, request: object): string => Bun.SHA256.hash(`${prefix}${canonicalBody(request)}`, 'hex')
+
+/** The body in canonical form, without its ignored members. */
+function canonicalBody(request: object): string {
+  const body = request as Record<string, unknown>
   let kept = '{'
   for (const name of Object.keys(body).sort()) {
     if (IGNORED.has(name) || body[name] === undefined) continue
     kept += (kept === '{' ? '' : ',') + JSON.stringify(name) + ':' + canonical(body[name])
   }
-  return Bun.SHA256.hash(`${api}\n${alias}\n${ownerOf(scope, owner)}\n${kept}}`, 'hex')
+  return `${kept}}`
+}
+
+/** How many characters of request text the recent keys hold at most (about 8 MB). */
+const RECENT_CHARS = 4 * 1024 * 1024
+
+/**
+ * Cache keys with the keys of recent requests remembered by their text as sent: a repeat of a
+ * request (what a hit is), sent as the same text, gets its key without its body being walked and
+ * written out again. Bounded by the text it holds: past RECENT_CHARS it starts over.
+ */
+export class CacheKeys {
+  private readonly recent = new Map<string, Map<string, string>>()
+  private chars = 0
+
+  keyOf(api: string, alias: string, scope: CacheScope, owner: CacheOwner, request: object, text: string | undefined): string {
+    const prefix = keyPrefix(api, alias, scope, owner)
+    if (text === undefined || text.length > RECENT_CHARS) return keyFrom(prefix, request)
+    let byText = this.recent.get(prefix)
+    const known = byText?.get(text)
+    if (known !== undefined) return known
+    const key = keyFrom(prefix, request)
+    if (this.chars + text.length > RECENT_CHARS) {
+      this.recent.clear()
+      this.chars = 0
+      byText = undefined
+    }
+    if (!byText) this.recent.set(prefix, (byText = new Map()))
+    byText.set(text, key)
+    this.chars += text.length
+    return key
+  }
 }

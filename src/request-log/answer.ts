@@ -28,8 +28,11 @@ function responseEnd(text: string): string | undefined {
   return TERMINAL_EVENTS.has(name) ? name : undefined
 }
 
+/** What noteAnswer reads and writes of a request's record. */
+export type AnswerNotes = Pick<RequestRecord, 'api' | 'responseId' | 'finishReasons'>
+
 /** Notes the answer's id and finish reasons from a piece of its text (a JSON answer whole, or a stream's events as they go). */
-export function noteAnswer(record: RequestRecord, text: string): void {
+export function noteAnswer(record: AnswerNotes, text: string): void {
   if (record.responseId === undefined) {
     const id = ID.exec(text)
     if (id) record.responseId = id[1]
@@ -44,7 +47,7 @@ export function noteAnswer(record: RequestRecord, text: string): void {
   for (const match of text.matchAll(FINISH)) addReason(record, match[1]!)
 }
 
-function addReason(record: RequestRecord, reason: string): void {
+function addReason(record: AnswerNotes, reason: string): void {
   const reasons = (record.finishReasons ??= [])
   if (!reasons.includes(reason)) reasons.push(reason)
 }

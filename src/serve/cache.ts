@@ -1,13 +1,13 @@
 import type { Caller } from '../auth/authenticate'
 import { answerOfStream, callsTools } from '../cache/answer'
 import { type CacheDirective, cacheDirective } from '../cache/directive'
-import { cacheKey } from '../cache/key'
+import type { CacheKeys } from '../cache/key'
 import type { CachedAnswer, ResponseCacheStore } from '../cache/store'
 import type { AliasCacheSettings, CacheSettings } from '../config/types'
-import { type HeaderNames, setRateLimitHeaders, takeHeaders } from '../http/headers'
+import { type HeaderNames, setRateLimitHeaders } from '../http/headers'
 import type { KeyLimits, Limiter, LimitState } from '../limits/limiter'
 import type { GatewayMetrics } from '../observe/metrics'
-import { noteAnswer } from '../request-log/answer'
+import { type AnswerNotes, noteAnswer } from '../request-log/answer'
 import type { RequestLog } from '../request-log/log'
 import type { UsageGate } from '../usage/gate'
 import { StreamAnswer } from '../request-log/stream-answer'
@@ -19,6 +19,7 @@ import type { Exchange, ServeCall } from './exchange'
 /** What the pipeline needs of the response cache: where answers are kept, and the settings in force. */
 export interface CacheDeps {
   store: ResponseCacheStore
+  keys: CacheKeys
   settings(): CacheSettings
 }
 
@@ -69,7 +70,7 @@ export async function lookUp(deps: ServeDeps, call: ServeCall, aliasName: string
     record.cache = call.headers[header] = 'bypass'
     return null
   }
-  const key = cacheKey(record.api ?? '', aliasName, alias.scope, { keyId: caller.key.id, tier: caller.tier.name }, side!.requestText)
+  const key = cache.keys.keyOf(record.api ?? '', aliasName, alias.scope, { keyId: caller.key.id, tier: caller.tier.name }, side!.request, side!.text)
   const hit = directive === 'use' ? await cache.store.get(key, deps.now()) : null
   record.cache = call.headers[header] = hit ? 'hit' : 'miss'
   return { key, alias, directive, hit }
@@ -129,21 +130,38 @@ const hitEntry = (deps: ServeDeps, caller: Caller, alias: string, start: number,
   at: deps.now(),
 })
 
-/** Streams already made from a held entry, by the exchange's variant: they die with the entry. */
-const madeStreams = new WeakMap<CachedAnswer, Map<string, string>>()
+/** A hit's answer as this request gets it, with what the request log notes of it (its id, its finish reasons). */
+type HitAnswer = AnswerNotes & { text: string }
 
-/** The hit as this request's own answer (see CacheSide): a stream that depends on the answer alone is made once per entry. */
-async function answerOfHit(exchange: Exchange, hit: CachedAnswer): Promise<string> {
+const notedAnswer = (api: string | undefined, text: string): HitAnswer => {
+  const answer: HitAnswer = { api, text }
+  noteAnswer(answer, text)
+  return answer
+}
+
+/** Answers already made from a held entry, by variant ('' for the entry's own text): they die with the entry. */
+const madeAnswers = new WeakMap<CachedAnswer, Map<string, HitAnswer>>()
+
+function madeAnswer(hit: CachedAnswer, variant: string, api: string | undefined, text: string): HitAnswer {
+  let made = madeAnswers.get(hit)
+  if (!made) madeAnswers.set(hit, (made = new Map()))
+  let answer = made.get(variant)
+  if (answer === undefined) made.set(variant, (answer = notedAnswer(api, text)))
+  return answer
+}
+
+/**
+ * The hit as this request's own answer (see CacheSide). An answer that depends on the entry alone
+ * (the entry's own text, or a stream with a `streamVariant`) is made and noted once per entry.
+ */
+async function answerOfHit(exchange: Exchange, hit: CachedAnswer, api: string | undefined): Promise<HitAnswer> {
   const side = exchange.cache!
-  if (!side.fromCache) return hit.body
+  if (!side.fromCache) return madeAnswer(hit, '', api, hit.body)
   const stream = exchange.stream !== null
   const variant = stream ? side.streamVariant : undefined
-  if (variant === undefined) return side.fromCache(hit.body, hit.usage, stream)
-  let made = madeStreams.get(hit)
-  if (!made) madeStreams.set(hit, (made = new Map()))
-  let text = made.get(variant)
-  if (text === undefined) made.set(variant, (text = await side.fromCache(hit.body, hit.usage, true)))
-  return text
+  if (variant !== undefined) return madeAnswers.get(hit)?.get(variant) ?? madeAnswer(hit, variant, api, await side.fromCache(hit.body, hit.usage, true))
+  const text = await side.fromCache(hit.body, hit.usage, stream)
+  return text === hit.body ? madeAnswer(hit, '', api, text) : notedAnswer(api, text)
 }
 
 /**
@@ -161,8 +179,9 @@ export async function serveHit(deps: ServeDeps, call: ServeCall, aliasName: stri
   }
   record.promptTokens = record.completionTokens = record.costNanos = 0
   record.cacheSavedNanos = hit.costNanos
-  const body = await answerOfHit(exchange, hit)
-  noteAnswer(record, body)
+  const answer = await answerOfHit(exchange, hit, record.api)
+  record.responseId = answer.responseId
+  if (answer.finishReasons) record.finishReasons = [...answer.finishReasons]
   record.responseBody = hit.body
   const settled = admission.settle(hitEntry(deps, caller, aliasName, record.start, hit.costNanos)).catch((failure: unknown) => {
     throw deps.usage.failed(failure)
@@ -172,9 +191,10 @@ export async function serveHit(deps: ServeDeps, call: ServeCall, aliasName: stri
   call.headers[deps.headers.cost] = formatUsd(0)
   if (!exchange.stream) {
     call.headers['content-type'] = 'application/json'
-    return body
+  } else {
+    // The whole stream in one body: Elysia makes the Response with every header at once.
+    call.headers['content-type'] = 'text/event-stream; charset=utf-8'
+    call.headers['cache-control'] = 'no-cache'
   }
-  call.headers['content-type'] = 'text/event-stream; charset=utf-8'
-  call.headers['cache-control'] = 'no-cache'
-  return new Response(body, { headers: takeHeaders(call.headers) })
+  return answer.text
 }

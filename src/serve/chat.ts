@@ -76,7 +76,8 @@ export function chatExchange(request: ChatRequest, body: JsonBody | undefined): 
       outputTokens: Number(request.max_completion_tokens ?? request.max_tokens ?? DEFAULT_OUTPUT_TOKENS),
     }),
     cache: {
-      requestText: body?.text ?? JSON.stringify(request),
+      request,
+      text: body?.text,
       fromCache: (answer, usage, stream) =>
         stream
           ? new ChunkRelay(request.model, request.stream_options?.include_usage === true).wire(chunksOfCompletion(JSON.parse(answer), usage)) + DONE

@@ -28,6 +28,6 @@ export function embeddingsExchange(request: EmbeddingsRequest, body: JsonBody | 
     },
     stream: null,
     tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(request)), outputTokens: 0 }),
-    cache: { requestText: body?.text ?? JSON.stringify(request) },
+    cache: { request, text: body?.text },
   }
 }

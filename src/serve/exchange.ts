@@ -31,8 +31,10 @@ export interface Exchange {
 }
 
 export interface CacheSide {
-  /** The request's JSON text as the caller sent it: its cache key is made from it. */
-  requestText: string
+  /** The request's body as the caller sent it (parsed, never changed): its cache key is made from it. */
+  request: object
+  /** Its JSON text as sent, when the gateway read it: a repeat of the same text gets its key at once. */
+  text: string | undefined
   /**
    * A cached JSON answer as this request's own: its JSON text, or for a stream the caller's whole SSE
    * text, ended as its dialect ends. Absent: the answer is served as kept (an API that does not stream).

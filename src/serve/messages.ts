@@ -74,9 +74,10 @@ function threadWatch(context: MessagesContext, target: Target): AnswerWatch | un
 }
 
 /** A Messages request's side of the cache: a cached message streams through the same translation as an OpenAI-shaped target's answer. */
-function cacheSide(request: MessagesRequest, body: JsonBody | undefined, id: string, signer: ThinkingSigner): CacheSide {
+function cacheSide(request: MessagesRequest, text: string | undefined, id: string, signer: ThinkingSigner): CacheSide {
   return {
-    requestText: body?.text ?? JSON.stringify(request),
+    request,
+    text,
     fromCache(answer: string, usage: Usage | null, stream: boolean) {
       if (!stream) return answer
       const completion = toChatCompletion(JSON.parse(answer) as MessageResponse, { json: null }, request.model, 0)
@@ -167,6 +168,6 @@ export function messagesExchange(request: MessagesRequest, body: JsonBody | unde
         : null,
     tokenBound: () => ({ inputTokens: inputBound(body?.text ?? JSON.stringify(sent(false).request)), outputTokens: request.max_tokens }),
     // A thread's turn depends on what the gateway holds of it, not on its text alone: never cached.
-    cache: thread ? undefined : cacheSide(request, body, id, signer),
+    cache: thread ? undefined : cacheSide(request, body?.text, id, signer),
   }
 }

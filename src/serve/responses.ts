@@ -227,6 +227,6 @@ export function responsesExchange(request: ResponsesRequest, body: JsonBody | un
       outputTokens: request.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS,
     }),
     // A conversation an upstream holds goes on there only: never answered from the cache.
-    cache: previous?.at === 'upstream' ? undefined : { requestText: body?.text ?? JSON.stringify(request), fromCache: cachedAnswer(request, turn) },
+    cache: previous?.at === 'upstream' ? undefined : { request, text: body?.text, fromCache: cachedAnswer(request, turn) },
   }
 }
