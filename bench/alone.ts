@@ -56,8 +56,11 @@ export async function startAloneMock(extra = ''): Promise<{ mockPort: number; co
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
+/** A scenario's connections, from its name (`json c1`: one; `stream c32`: 32). */
+const connectionsOf = (scenario: string): number => Number(/ c(\d+)$/.exec(scenario)?.[1] ?? 32)
+
 /**
- * Each target in each scenario (`json c32`, `stream c32`), taking turns, `runs` times: 2 s of warm-up,
+ * Each target in each scenario (`json c1`, `stream c32`...), taking turns, `runs` times: 2 s of warm-up,
  * then `seconds` measured, through `around` when given (to read something before and after). The
  * medians, and each target's median gateway CPU per request in µs (null without a pid).
  */
@@ -76,9 +79,10 @@ export async function measureAlone(
           ...(scenario.startsWith('stream') ? { stream: true } : {}),
         })
         const url = `${target.url}/v1/chat/completions`
-        await wrk(url, 32, 2, body, target.headers)
+        const connections = connectionsOf(scenario)
+        await wrk(url, connections, 2, body, target.headers)
         const cpuBefore = target.pid === undefined ? null : cpuSeconds(target.pid)
-        const measure = () => wrk(url, 32, options.seconds, body, target.headers)
+        const measure = () => wrk(url, connections, options.seconds, body, target.headers)
         const result = await (options.around ? options.around(target, measure) : measure())
         const cpuUs = cpuBefore === null ? null : ((cpuSeconds(target.pid!) - cpuBefore) / result.requests) * 1e6
         ;((samples[scenario] ??= {})[target.name] ??= []).push({ ...result, cpuUs })

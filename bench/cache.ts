@@ -1,7 +1,9 @@
 /**
  * Cache hits: a gateway whose bench alias has an exact response cache, asked the same request over
  * and over, so every request after the first is a hit (JSON, and a stream made from the cached
- * answer). Goal: a hit is faster than the bare proxy's round trip to the mock, in both forms.
+ * answer). Goal: a hit is faster than the bare proxy's round trip to the mock, in both forms, for one
+ * caller (c1: its latency) and for 32 (c32: the throughput of one gateway process against the bare
+ * proxy's and the mock's two).
  *
  *   bun bench/cache.ts [--runs 3] [--duration 10]      # the scenario alone, on its own mock and bare proxy (needs wrk)
  *
@@ -21,7 +23,7 @@ export const CACHE_HIT = 'cache hit'
 const BARE = 'bare proxy'
 const GATEWAY = 'chatgate'
 /** The scenarios it runs in. */
-export const CACHE_SCENARIOS = ['json c32', 'stream c32']
+export const CACHE_SCENARIOS = ['json c1', 'stream c1', 'json c32', 'stream c32']
 
 export interface CacheTarget {
   name: string
