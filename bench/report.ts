@@ -138,6 +138,8 @@ export function cpuReport(summary: Summary, kinds: string[]): { lines: string[];
     ['Responses JSON, native', 'resp json', 'native'],
     ['Responses stream, translated', 'resp strm', 'chatgate'],
     ['Responses stream, native', 'resp strm', 'native'],
+    ['cache hit JSON', 'json c32', 'cache hit'],
+    ['cache hit stream', 'stream c32', 'cache hit'],
     ...kinds.flatMap((kind) => [
       [`${kind} kind JSON`, 'json c32', `${kind} kind`] as [string, string, string],
       [`${kind} kind stream`, 'stream c32', `${kind} kind`] as [string, string, string],
