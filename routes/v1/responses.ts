@@ -45,9 +45,11 @@ export default defineRoute((gateway) =>
         record.messages = responsesRequest.input
         const previousId = responsesRequest.previous_response_id
         const previous = previousId ? await gateway.responses.previous(previousId, caller.key.id) : null
-        responsesRequest.input = await gateway.responses.withReferencesResolved(responsesRequest.input, caller.key.id)
+        const sent = responsesRequest.input
+        responsesRequest.input = await gateway.responses.withReferencesResolved(sent, caller.key.id)
         const context = {
           keyId: caller.key.id,
+          referencesResolved: responsesRequest.input !== sent,
           sealer: gateway.sealer,
           store: gateway.responses,
           previous,

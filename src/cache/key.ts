@@ -49,33 +49,38 @@ function canonicalBody(request: object): string {
   return `${kept}}`
 }
 
-/** How many characters of request text the recent keys hold at most (about 8 MB). */
+/** How many characters of request text and keys the recent keys hold at most by default (4 to 8 MB). */
 const RECENT_CHARS = 4 * 1024 * 1024
 
 /**
  * Cache keys with the keys of recent requests remembered by their text as sent: a repeat of a
  * request (what a hit is), sent as the same text, gets its key without its body being walked and
- * written out again. Bounded by the text it holds: past RECENT_CHARS it starts over.
+ * written out again. `text` must be what `request` was parsed from, unchanged since. Bounded by
+ * the characters it holds (each text and its key): past `maxChars` it starts over.
  */
 export class CacheKeys {
   private readonly recent = new Map<string, Map<string, string>>()
   private chars = 0
 
+  constructor(private readonly maxChars = RECENT_CHARS) {}
+
   keyOf(api: string, alias: string, scope: CacheScope, owner: CacheOwner, request: object, text: string | undefined): string {
     const prefix = keyPrefix(api, alias, scope, owner)
-    if (text === undefined || text.length > RECENT_CHARS) return keyFrom(prefix, request)
+    if (text === undefined) return keyFrom(prefix, request)
     let byText = this.recent.get(prefix)
     const known = byText?.get(text)
     if (known !== undefined) return known
     const key = keyFrom(prefix, request)
-    if (this.chars + text.length > RECENT_CHARS) {
+    const size = text.length + key.length
+    if (size > this.maxChars) return key
+    if (this.chars + size > this.maxChars) {
       this.recent.clear()
       this.chars = 0
       byText = undefined
     }
     if (!byText) this.recent.set(prefix, (byText = new Map()))
     byText.set(text, key)
-    this.chars += text.length
+    this.chars += size
     return key
   }
 }

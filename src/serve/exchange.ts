@@ -31,9 +31,12 @@ export interface Exchange {
 }
 
 export interface CacheSide {
-  /** The request's body as the caller sent it (parsed, never changed): its cache key is made from it. */
+  /** The request's body as it is served (parsed; a Responses request with its item references resolved): its cache key is made from it. */
   request: object
-  /** Its JSON text as sent, when the gateway read it: a repeat of the same text gets its key at once. */
+  /**
+   * Its JSON text as sent, while the request is just that text (undefined when the gateway did not
+   * read it, or changed the request): a repeat of the same text gets its key at once.
+   */
   text: string | undefined
   /**
    * A cached JSON answer as this request's own: its JSON text, or for a stream the caller's whole SSE

@@ -95,6 +95,28 @@ describe('the exact response cache, on SQLite', () => {
     expect((await shared(await newKey('small'))).headers.get('x-svc-cache')).toBe('miss')
   })
 
+  test("responses: a tier-mate sending the same item references is never served the first key's answer (its references are to nothing it holds)", async () => {
+    const other = await newKey('t')
+    const made = (await (await post('/v1/responses', { model: 'openai/shared', input: 'a secret of mine' })).json()) as { output: { id: string }[] }
+    const asking = {
+      model: 'openai/shared',
+      input: [
+        { type: 'item_reference', id: made.output[0]!.id },
+        { role: 'user', content: 'say it again' },
+      ],
+      store: false,
+    }
+    const first = await post('/v1/responses', asking)
+    expect(first.status).toBe(200)
+    expect(first.headers.get('x-svc-cache')).toBe('miss')
+    expect((await post('/v1/responses', asking)).headers.get('x-svc-cache')).toBe('hit')
+    // The same text from a key of the same tier: its reference is not to anything it holds.
+    const theirs = await post('/v1/responses', asking, {}, other)
+    expect(theirs.headers.get('x-svc-cache')).not.toBe('hit')
+    expect(theirs.status).toBe(400)
+    expect(await theirs.text()).not.toContain('say it again')
+  })
+
   test('chat: a stream after a JSON answer, and JSON after a stream, each in its own form with the original usage', async () => {
     const json = (await (await chat('json first')).json()) as any
     const streamed = await chat('json first', { stream: true, stream_options: { include_usage: true } })
