@@ -117,6 +117,18 @@ describe('the exact response cache, on SQLite', () => {
     expect(await theirs.text()).not.toContain('say it again')
   })
 
+  test('regression: a streamed hit carries the headers a JSON hit does, x-svc-latency-ms among them (it had none)', async () => {
+    await (await chat('headers alike')).text()
+    const json = await chat('headers alike')
+    const streamed = await chat('headers alike', { stream: true })
+    expect([json.headers.get('x-svc-cache'), streamed.headers.get('x-svc-cache')]).toEqual(['hit', 'hit'])
+    const transport = new Set(['content-type', 'cache-control', 'content-length', 'date', 'transfer-encoding', 'connection', 'keep-alive'])
+    const names = (response: Response) => [...response.headers.keys()].filter((name) => !transport.has(name)).sort()
+    expect(names(streamed)).toEqual(names(json))
+    expect(streamed.headers.get('x-svc-latency-ms')).toMatch(/^\d+$/)
+    await Promise.all([json.text(), streamed.text()])
+  })
+
   test('chat: a stream after a JSON answer, and JSON after a stream, each in its own form with the original usage', async () => {
     const json = (await (await chat('json first')).json()) as any
     const streamed = await chat('json first', { stream: true, stream_options: { include_usage: true } })
