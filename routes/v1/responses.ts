@@ -49,7 +49,7 @@ export default defineRoute((gateway) =>
         responsesRequest.input = await gateway.responses.withReferencesResolved(sent, caller.key.id)
         const context = {
           keyId: caller.key.id,
-          referencesResolved: responsesRequest.input !== sent,
+          inputReplaced: responsesRequest.input !== sent,
           sealer: gateway.sealer,
           store: gateway.responses,
           previous,

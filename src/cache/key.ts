@@ -33,7 +33,7 @@ const keyPrefix = (api: string, alias: string, scope: CacheScope, owner: CacheOw
 
 /**
  * The entry's key: SHA-256 over the inbound API, the alias, the scope's owner (`prefix`) and the
- * request body (as the caller sent it, parsed) in canonical form without its ignored members:
+ * request body (parsed; see CacheSide.request) in canonical form without its ignored members:
  * members in another order, or spaced otherwise, are the same request.
  */
 const keyFrom = (prefix: string, request: object): string => Bun.SHA256.hash(`${prefix}${canonicalBody(request)}`, 'hex')

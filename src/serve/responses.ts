@@ -22,8 +22,8 @@ export interface ResponsesContext {
   keyId: string
   sealer: ReasoningSealer
   store: ResponsesStore
-  /** Whether item references were resolved into the request's input: it is then no longer the text it was sent as. */
-  referencesResolved: boolean
+  /** Whether the gateway replaced the request's input (its item references looked up): it is then no longer the text it was sent as. */
+  inputReplaced: boolean
   /** The conversation `previous_response_id` names, resolved before serving; null: none. */
   previous: PreviousResponse | null
   /** ms since the epoch. */
@@ -229,8 +229,7 @@ export function responsesExchange(request: ResponsesRequest, body: JsonBody | un
       outputTokens: request.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS,
     }),
     // A conversation an upstream holds goes on there only: never answered from the cache. A request
-    // its references were resolved into is keyed by what it became, never by its text as sent.
-    cache:
-      previous?.at === 'upstream' ? undefined : { request, text: context.referencesResolved ? undefined : body?.text, fromCache: cachedAnswer(request, turn) },
+    // whose input the gateway replaced is keyed by what it became, never by its text as sent.
+    cache: previous?.at === 'upstream' ? undefined : { request, text: context.inputReplaced ? undefined : body?.text, fromCache: cachedAnswer(request, turn) },
   }
 }

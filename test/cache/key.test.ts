@@ -85,9 +85,9 @@ describe('cache keys remembered by the request text', () => {
 describe('a request the gateway changed is keyed by what it became, never by its text', () => {
   const sent = '{"model":"local/chat","input":[{"type":"item_reference","id":"msg_1"},{"role":"user","content":"again"}]}'
   const body = { text: sent, value: JSON.parse(sent) as unknown, outline: outlineJson(sent, 64) }
-  const context = (referencesResolved: boolean): ResponsesContext => ({
+  const context = (inputReplaced: boolean): ResponsesContext => ({
     keyId: 'key_alice',
-    referencesResolved,
+    inputReplaced,
     sealer: reasoningSealer('a-secret-for-the-sealer-of-this-test'),
     // Not reached: the exchange is only made, no target is asked and nothing is kept.
     store: undefined as never,
@@ -95,7 +95,7 @@ describe('a request the gateway changed is keyed by what it became, never by its
     now: () => 0,
     onRecordError: () => {},
   })
-  const exchange = (referencesResolved: boolean) => responsesExchange(body.value as ResponsesRequest, body, context(referencesResolved))
+  const exchange = (inputReplaced: boolean) => responsesExchange(body.value as ResponsesRequest, body, context(inputReplaced))
 
   test('regression: item references resolved into a Responses request: its cache side gives no text to remember it by', () => {
     expect(exchange(true).cache?.text).toBeUndefined()
