@@ -142,11 +142,12 @@ const notedAnswer = (api: string | undefined, text: string): HitAnswer => {
 /** Answers already made from a held entry, by variant ('' for the entry's own text): they die with the entry. */
 const madeAnswers = new WeakMap<CachedAnswer, Map<string, HitAnswer>>()
 
-function madeAnswer(hit: CachedAnswer, variant: string, api: string | undefined, text: string): HitAnswer {
+/** The answer made from `hit` for `variant`: made (by `make`) and noted the first time, then held with the entry. */
+async function madeAnswer(hit: CachedAnswer, variant: string, api: string | undefined, make: () => string | Promise<string>): Promise<HitAnswer> {
   let made = madeAnswers.get(hit)
   if (!made) madeAnswers.set(hit, (made = new Map()))
   let answer = made.get(variant)
-  if (answer === undefined) made.set(variant, (answer = notedAnswer(api, text)))
+  if (answer === undefined) made.set(variant, (answer = notedAnswer(api, await make())))
   return answer
 }
 
@@ -155,13 +156,12 @@ function madeAnswer(hit: CachedAnswer, variant: string, api: string | undefined,
  * (the entry's own text, or a stream with a `streamVariant`) is made and noted once per entry.
  */
 async function answerOfHit(exchange: Exchange, hit: CachedAnswer, api: string | undefined): Promise<HitAnswer> {
-  const side = exchange.cache!
-  if (!side.fromCache) return madeAnswer(hit, '', api, hit.body)
+  const { fromCache, streamVariant } = exchange.cache!
+  if (!fromCache) return madeAnswer(hit, '', api, () => hit.body)
   const stream = exchange.stream !== null
-  const variant = stream ? side.streamVariant : undefined
-  if (variant !== undefined) return madeAnswers.get(hit)?.get(variant) ?? madeAnswer(hit, variant, api, await side.fromCache(hit.body, hit.usage, true))
-  const text = await side.fromCache(hit.body, hit.usage, stream)
-  return text === hit.body ? madeAnswer(hit, '', api, text) : notedAnswer(api, text)
+  if (stream && streamVariant !== undefined) return madeAnswer(hit, streamVariant, api, () => fromCache(hit.body, hit.usage, true))
+  const text = await fromCache(hit.body, hit.usage, stream)
+  return text === hit.body ? madeAnswer(hit, '', api, () => text) : notedAnswer(api, text)
 }
 
 /**
