@@ -19,6 +19,13 @@ import {
 /** The journals' kind: `<database>.conversations-<id>.log`. */
 const KIND = 'conversations'
 
+/**
+ * Once this many records wait, a fold starts in the next turn, besides the one every second. A fold
+ * is one SQLite transaction on the event loop (about 10 µs a record): a second's records under load
+ * (thousands) held every request for tens of milliseconds; this many, about a millisecond.
+ */
+export const FOLD_AT_RECORDS = 128
+
 /** A record as a journal line holds it: its head as JSON, then its request and answer as the JSON they were encoded to. */
 const rowOf = ({ keyId, id, kind, upstream, parentId, createdAt, expiresAt, request, answer }: EncodedRecord): string =>
   `${JSON.stringify([keyId, id, kind, upstream, parentId, createdAt, expiresAt]).slice(0, -1)},${request},${answer}]`
@@ -48,7 +55,7 @@ function planFrom(batches: Batch<EncodedRecord[]>[], foldedSeq: number): Convers
  * and `put` resolves once it returned, so a record a caller was told about survives a kill of the
  * process (only an OS crash can lose the last writes, as with usage). Until they are folded, the
  * records stay in memory (pending.ts), where every read of this process finds them at once; every
- * second, at shutdown, and before a read that the database alone cannot answer, they are written
+ * second (sooner when FOLD_AT_RECORDS wait), at shutdown, and before a read that the database alone cannot answer, they are written
  * to the database in one transaction, with the journal's fold point, and the journal is emptied.
  * The journals of processes that are gone are folded and deleted at start and every second.
  *
@@ -63,6 +70,9 @@ export class JournaledConversationStore implements ConversationStore, Conversati
   private seq = 0
   private folding: Promise<void> | null = null
   private stopTimer: (() => void) | null = null
+  /** Set while folding in the background (start): what a fold started by FOLD_AT_RECORDS reports a failure to. */
+  private onFoldError: ((error: unknown) => void) | null = null
+  private foldSoon: ReturnType<typeof setImmediate> | null = null
 
   private constructor(
     private readonly store: FoldableConversationStore,
@@ -102,6 +112,15 @@ export class JournaledConversationStore implements ConversationStore, Conversati
     this.seq = seq
     for (const record of items) this.pending.add(record, seq)
     settle?.resolve()
+    if (this.pending.size >= FOLD_AT_RECORDS && this.onFoldError !== null) this.foldShortly(this.onFoldError)
+  }
+
+  /** A fold in the next turn (one at a time): the answers waiting on this turn's write go out first. */
+  private foldShortly(onFoldError: (error: unknown) => void): void {
+    this.foldSoon ??= setImmediate(() => {
+      this.foldSoon = null
+      this.fold().catch(onFoldError)
+    })
   }
 
   async get(ref: RecordRef, now: number): Promise<StoredRecord | null> {
@@ -189,6 +208,7 @@ export class JournaledConversationStore implements ConversationStore, Conversati
 
   /** Folds every second until stopped, with the journals of processes that are gone. */
   start(onFoldError: (error: unknown) => void, intervalMs = 1000): void {
+    this.onFoldError = onFoldError
     this.stopTimer ??= repeat(() => this.fold().then(() => this.foldOthers()), intervalMs, onFoldError)
   }
 
@@ -196,6 +216,9 @@ export class JournaledConversationStore implements ConversationStore, Conversati
   async stop(): Promise<void> {
     this.stopTimer?.()
     this.stopTimer = null
+    this.onFoldError = null
+    if (this.foldSoon !== null) clearImmediate(this.foldSoon)
+    this.foldSoon = null
     await this.fold()
     this.journal.remove()
     await this.store.forgetJournal(this.journal.id)

@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Conversations } from '../../src/conversations/conversations'
-import { JournaledConversationStore } from '../../src/conversations/journaled'
+import { FOLD_AT_RECORDS, JournaledConversationStore } from '../../src/conversations/journaled'
 import { type EncodedRecord, encodedRecord } from '../../src/conversations/store'
 import type { ThreadTurn } from '../../src/conversations/threads'
 import { openSqliteStores } from '../../src/storage/sqlite'
@@ -12,6 +12,7 @@ import { DAY_MS } from '../../src/time'
 import type { MessagesRequest } from '../../src/wire/anthropic/types'
 import { tempDir } from '../support/gateway'
 import { TEST_MS } from '../support/hooks'
+import { waitFor } from '../support/wait'
 import { storeScenario, T0, turn } from './store-scenario'
 
 setDefaultTimeout(TEST_MS)
@@ -214,5 +215,26 @@ describe('the journaled conversation store (SQLite)', () => {
     expect(database.sqlite.query('SELECT journal FROM usage_journals').all()).toEqual([])
     b.close()
     database.close()
+  })
+
+  test('under load a fold does not wait for the second: once FOLD_AT_RECORDS records wait, they are folded in the next turn', async () => {
+    // Regression: a second's records folded at once (thousands, about 10 µs each) held every request for tens of ms.
+    using dir = tempDir()
+    const a = await open(join(dir.path, 'g.sqlite'))
+    const failures: unknown[] = []
+    // The timer's fold never comes within the test: only the count can start one.
+    a.store.start((error) => failures.push(error), 3_600_000)
+    const ids = Array.from({ length: FOLD_AT_RECORDS }, (_, i) => `r${String(i).padStart(4, '0')}`)
+    await Promise.all(ids.slice(0, -1).map((id) => a.store.put(turn(id, null))))
+    // One short of the count: a turn later, nothing is folded.
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(a.rows()).toEqual([])
+    await a.store.put(turn(ids.at(-1)!, null))
+    await waitFor(() => a.rows().length === FOLD_AT_RECORDS, 'the records folded once the count was reached')
+    expect(a.rows()).toEqual(ids)
+    expect(failures).toEqual([])
+    await a.store.stop()
+    a.close()
   })
 })
