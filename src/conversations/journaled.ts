@@ -73,6 +73,8 @@ export class JournaledConversationStore implements ConversationStore, Conversati
   /** Set while folding in the background (start): what a fold started by FOLD_AT_RECORDS reports a failure to. */
   private onFoldError: ((error: unknown) => void) | null = null
   private foldSoon: ReturnType<typeof setImmediate> | null = null
+  /** The last fold failed (a locked or full database): folds wait for the timer again, not for the count, so a failure is not retried every turn. */
+  private failing = false
 
   private constructor(
     private readonly store: FoldableConversationStore,
@@ -112,7 +114,7 @@ export class JournaledConversationStore implements ConversationStore, Conversati
     this.seq = seq
     for (const record of items) this.pending.add(record, seq)
     settle?.resolve()
-    if (this.pending.size >= FOLD_AT_RECORDS && this.onFoldError !== null) this.foldShortly(this.onFoldError)
+    if (this.pending.size >= FOLD_AT_RECORDS && this.onFoldError !== null && !this.failing) this.foldShortly(this.onFoldError)
   }
 
   /** A fold in the next turn (one at a time): the answers waiting on this turn's write go out first. */
@@ -181,7 +183,15 @@ export class JournaledConversationStore implements ConversationStore, Conversati
    */
   async fold(): Promise<void> {
     while (this.folding) await this.folding
-    this.folding = this.foldOnce().finally(() => (this.folding = null))
+    this.folding = this.foldOnce()
+      .then(
+        () => void (this.failing = false),
+        (error: unknown) => {
+          this.failing = true
+          throw error
+        },
+      )
+      .finally(() => (this.folding = null))
     return this.folding
   }
 

@@ -237,4 +237,38 @@ describe('the journaled conversation store (SQLite)', () => {
     await a.store.stop()
     a.close()
   })
+
+  test('a fold that failed is not retried by the count every turn: the timer (or a read) folds next', async () => {
+    using dir = tempDir()
+    const a = await open(join(dir.path, 'g.sqlite'))
+    const failures: unknown[] = []
+    a.store.start((error) => failures.push(error), 3_600_000)
+    // The database refuses the fold (as a locked or full one would).
+    const fold = a.sqlite.fold.bind(a.sqlite)
+    let attempts = 0
+    a.sqlite.fold = async () => {
+      attempts++
+      throw new Error('database is locked')
+    }
+    const ids = Array.from({ length: FOLD_AT_RECORDS }, (_, i) => `f${String(i).padStart(4, '0')}`)
+    await Promise.all(ids.map((id) => a.store.put(turn(id, null))))
+    await waitFor(() => failures.length === 1, 'the fold the count started, failed')
+    // More puts in later turns, the count still past the bound: no fold is tried for them.
+    for (const id of ['g1', 'g2', 'g3']) {
+      await a.store.put(turn(id, null))
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(attempts).toBe(1)
+    expect(a.rows()).toEqual([])
+    // The next fold that works (the timer's, here called directly) writes everything, and the count starts folds again.
+    a.sqlite.fold = fold
+    await a.store.fold()
+    expect(a.rows()).toHaveLength(FOLD_AT_RECORDS + 3)
+    await Promise.all(ids.map((id) => a.store.put(turn(`h${id}`, null))))
+    await waitFor(() => a.rows().length === 2 * FOLD_AT_RECORDS + 3, 'a fold started by the count again')
+    expect(failures).toHaveLength(1)
+    await a.store.stop()
+    a.close()
+  })
 })
