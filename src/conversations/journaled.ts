@@ -182,7 +182,8 @@ export class JournaledConversationStore implements ConversationStore, Conversati
    * journal for the next one.
    */
   async fold(): Promise<void> {
-    while (this.folding) await this.folding
+    // A fold that fails fails its own caller; one waiting on it then folds what is left itself.
+    while (this.folding) await this.folding.catch(() => {})
     this.folding = this.foldOnce()
       .then(
         () => void (this.failing = false),
