@@ -42,6 +42,23 @@ async function open(path: string): Promise<Opened> {
 const journals = (dir: string) => readdirSync(dir).filter((name) => name.includes('.conversations-') && name.endsWith('.log'))
 const k1 = (id: string) => ({ keyId: 'k1', id })
 
+/** Two event-loop turns: what a put's turn scheduled for the next one has run. */
+async function twoTurns(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setImmediate(resolve))
+}
+
+/** A store folding in the background whose timer never fires within a test: only the count starts folds. Its fold failures are listed. */
+async function countFolding(dir: string): Promise<Opened & { failures: unknown[] }> {
+  const opened = await open(join(dir, 'g.sqlite'))
+  const failures: unknown[] = []
+  opened.store.start((error) => failures.push(error), 3_600_000)
+  return { ...opened, failures }
+}
+
+/** FOLD_AT_RECORDS record ids, sorting as they were made. */
+const recordIds = (prefix: string) => Array.from({ length: FOLD_AT_RECORDS }, (_, i) => `${prefix}${String(i).padStart(4, '0')}`)
+
 describe('the journaled conversation store (SQLite)', () => {
   test('a record put is read back at once, before any fold; the fold writes it to the database and empties the journal', async () => {
     using dir = tempDir()
@@ -220,29 +237,23 @@ describe('the journaled conversation store (SQLite)', () => {
   test('under load a fold does not wait for the second: once FOLD_AT_RECORDS records wait, they are folded in the next turn', async () => {
     // Regression: a second's records folded at once (thousands, about 10 µs each) held every request for tens of ms.
     using dir = tempDir()
-    const a = await open(join(dir.path, 'g.sqlite'))
-    const failures: unknown[] = []
-    // The timer's fold never comes within the test: only the count can start one.
-    a.store.start((error) => failures.push(error), 3_600_000)
-    const ids = Array.from({ length: FOLD_AT_RECORDS }, (_, i) => `r${String(i).padStart(4, '0')}`)
+    const a = await countFolding(dir.path)
+    const ids = recordIds('r')
     await Promise.all(ids.slice(0, -1).map((id) => a.store.put(turn(id, null))))
     // One short of the count: a turn later, nothing is folded.
-    await new Promise((resolve) => setImmediate(resolve))
-    await new Promise((resolve) => setImmediate(resolve))
+    await twoTurns()
     expect(a.rows()).toEqual([])
     await a.store.put(turn(ids.at(-1)!, null))
     await waitFor(() => a.rows().length === FOLD_AT_RECORDS, 'the records folded once the count was reached')
     expect(a.rows()).toEqual(ids)
-    expect(failures).toEqual([])
+    expect(a.failures).toEqual([])
     await a.store.stop()
     a.close()
   })
 
   test('a fold that failed is not retried by the count every turn: the next fold made otherwise (a read, the timer) writes them', async () => {
     using dir = tempDir()
-    const a = await open(join(dir.path, 'g.sqlite'))
-    const failures: unknown[] = []
-    a.store.start((error) => failures.push(error), 3_600_000)
+    const a = await countFolding(dir.path)
     // The database refuses the fold (as a locked or full one would).
     const fold = a.sqlite.fold.bind(a.sqlite)
     let attempts = 0
@@ -250,14 +261,13 @@ describe('the journaled conversation store (SQLite)', () => {
       attempts++
       throw new Error('database is locked')
     }
-    const ids = Array.from({ length: FOLD_AT_RECORDS }, (_, i) => `f${String(i).padStart(4, '0')}`)
+    const ids = recordIds('f')
     await Promise.all(ids.map((id) => a.store.put(turn(id, null))))
-    await waitFor(() => failures.length === 1, 'the fold the count started, failed')
+    await waitFor(() => a.failures.length === 1, 'the fold the count started, failed')
     // More puts in later turns, the count still past the bound: no fold is tried for them.
     for (const id of ['g1', 'g2', 'g3']) {
       await a.store.put(turn(id, null))
-      await new Promise((resolve) => setImmediate(resolve))
-      await new Promise((resolve) => setImmediate(resolve))
+      await twoTurns()
     }
     expect(attempts).toBe(1)
     expect(a.rows()).toEqual([])
@@ -267,7 +277,7 @@ describe('the journaled conversation store (SQLite)', () => {
     expect(a.rows()).toHaveLength(FOLD_AT_RECORDS + 2)
     await Promise.all(ids.map((id) => a.store.put(turn(`h${id}`, null))))
     await waitFor(() => a.rows().length === 2 * FOLD_AT_RECORDS + 2, 'a fold started by the count again')
-    expect(failures).toHaveLength(1)
+    expect(a.failures).toHaveLength(1)
     await a.store.stop()
     a.close()
   })
