@@ -5,6 +5,9 @@ import type { RequestLogStore, RequestWriter } from './store'
 /** The journals' kind: `<database>.requests-<id>.log`. */
 const KIND = 'requests'
 
+/** A journal whose written part passed this many bytes while appends kept coming is retired for a fresh one (see RequestJournal). */
+export const ROTATE_AT_BYTES = 8 * 1024 * 1024
+
 /**
  * A row as a journal line holds it: its uid (letters, digits and `-`: nothing to escape), its time,
  * and its record's JSON as made once; the filter columns are read back from the record.
@@ -65,22 +68,31 @@ export function rowsInText(text: string): LogRow[] {
  * written. Rows carry their own unique id, so writing a journal twice (a process killed between the
  * store's commit and emptying its file) stores nothing twice. Without a file (an in-memory database)
  * rows only wait in the writer.
+ *
+ * A writer on its own thread writes while this thread appends: under sustained load a fold rarely
+ * ends with nothing appended during it, and the file would only ever grow. So a file whose written
+ * part passed ROTATE_AT_BYTES is retired: appends go to a fresh file, and the next fold writes the
+ * retired file's last lines and deletes it.
  */
 export class RequestJournal {
   private seq = 0
   /** Bytes in the file, and how many of them are written into the store. */
   private bytes = 0
   private written = 0
+  /** A file appends no longer go to: its lines from `from` to `to` are still to be written, then it is deleted. */
+  private retired: { file: AppendLog; from: number; to: number } | null = null
 
   private constructor(
-    private readonly file: AppendLog | null,
+    private file: AppendLog | null,
     private readonly base: string | null,
     private readonly writer: RequestWriter,
+    private readonly rotateAtBytes: number,
   ) {}
 
   /** This process's journal beside `base` (the database file, or the local data folder; null: memory only), written into `store`. */
-  static open(base: string | null, store: RequestLogStore): RequestJournal {
-    return new RequestJournal(base === null ? null : AppendLog.create(base, KIND), base, store.writer?.() ?? inThreadWriter(store))
+  static open(base: string | null, store: RequestLogStore, rotateAtBytes = ROTATE_AT_BYTES): RequestJournal {
+    const file = base === null ? null : AppendLog.create(base, KIND)
+    return new RequestJournal(file, base, store.writer?.() ?? inThreadWriter(store), rotateAtBytes)
   }
 
   get id(): string | null {
@@ -96,17 +108,37 @@ export class RequestJournal {
     this.writer.add(rows)
   }
 
-  /** Writes what waits into the store, and empties the file when nothing came meanwhile. A failed write keeps it all for the next fold. */
+  /**
+   * Writes what waits into the store, and empties the file when nothing came meanwhile, or retires
+   * it once it is long (see the class). A failed write keeps it all for the next fold.
+   */
   async fold(): Promise<void> {
     const seq = this.seq
     const to = this.bytes
+    const retired = this.retired
+    if (retired) {
+      await this.writer.flush({ path: retired.file.path, from: retired.from, to: retired.to })
+      this.retired = null
+      retired.file.remove()
+    }
     await this.writer.flush(this.file && { path: this.file.path, from: this.written, to })
     this.written = to
+    if (!this.file) return
     // Batches appended while the store wrote are past `to`: the file is emptied only when there are none.
-    if (this.seq === seq && this.file) {
+    if (this.seq === seq) {
       this.file.truncate()
       this.bytes = this.written = 0
+    } else if (this.written >= this.rotateAtBytes) {
+      this.retire(this.file)
     }
+  }
+
+  /** Sends appends to a fresh file; `file`'s lines past what is written go with the next fold. */
+  private retire(file: AppendLog): void {
+    const fresh = AppendLog.create(this.base!, KIND)
+    this.retired = { file, from: this.written, to: this.bytes }
+    this.file = fresh
+    this.bytes = this.written = 0
   }
 
   /**
