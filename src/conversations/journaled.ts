@@ -26,6 +26,12 @@ const KIND = 'conversations'
  */
 export const FOLD_AT_RECORDS = 128
 
+/**
+ * Or once their requests and answers reach this many bytes: SQLite writes about 4 µs a KiB, so 128
+ * records of 50 KiB (tool outputs holding files) held the loop for 28 ms; this many, about 4 ms.
+ */
+export const FOLD_AT_BYTES = 1024 * 1024
+
 /** A record as a journal line holds it: its head as JSON, then its request and answer as the JSON they were encoded to. */
 const rowOf = ({ keyId, id, kind, upstream, parentId, createdAt, expiresAt, request, answer }: EncodedRecord): string =>
   `${JSON.stringify([keyId, id, kind, upstream, parentId, createdAt, expiresAt]).slice(0, -1)},${request},${answer}]`
@@ -55,7 +61,7 @@ function planFrom(batches: Batch<EncodedRecord[]>[], foldedSeq: number): Convers
  * and `put` resolves once it returned, so a record a caller was told about survives a kill of the
  * process (only an OS crash can lose the last writes, as with usage). Until they are folded, the
  * records stay in memory (pending.ts), where every read of this process finds them at once; every
- * second (sooner when FOLD_AT_RECORDS wait), at shutdown, and before a read that the database alone
+ * second (sooner when FOLD_AT_RECORDS or FOLD_AT_BYTES wait), at shutdown, and before a read that the database alone
  * cannot answer, they are written to the database in one transaction, with the journal's fold
  * point, and the journal is emptied.
  * The journals of processes that are gone are folded and deleted at start and every second.
@@ -71,7 +77,7 @@ export class JournaledConversationStore implements ConversationStore, Conversati
   private seq = 0
   private folding: Promise<void> | null = null
   private stopTimer: (() => void) | null = null
-  /** Set while folding in the background (start): what a fold started by FOLD_AT_RECORDS reports a failure to. */
+  /** Set while folding in the background (start): what a fold started by FOLD_AT_RECORDS or FOLD_AT_BYTES reports a failure to. */
   private onFoldError: ((error: unknown) => void) | null = null
   private foldSoon: ReturnType<typeof setImmediate> | null = null
   /** The last fold failed (a locked or full database): the count starts none until one works (the timer's, a read's), so a failure is not retried every turn. */
@@ -115,7 +121,8 @@ export class JournaledConversationStore implements ConversationStore, Conversati
     this.seq = seq
     for (const record of items) this.pending.add(record, seq)
     settle?.resolve()
-    if (this.pending.size >= FOLD_AT_RECORDS && this.onFoldError !== null && !this.failing) this.foldShortly(this.onFoldError)
+    const due = this.pending.size >= FOLD_AT_RECORDS || this.pending.bytes >= FOLD_AT_BYTES
+    if (due && this.onFoldError !== null && !this.failing) this.foldShortly(this.onFoldError)
   }
 
   /** A fold in the next turn (one at a time): the answers waiting on this turn's write go out first. */

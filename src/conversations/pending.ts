@@ -47,10 +47,16 @@ export class PendingRecords {
   private latest = new Map<string, Pending>()
   /** How many puts in `log` change a record in the database. */
   private changing = 0
+  private loggedBytes = 0
 
   /** Puts not folded yet. */
   get size(): number {
     return this.log.length
+  }
+
+  /** Bytes of request and answer of the puts not folded yet: about what a fold writes. */
+  get bytes(): number {
+    return this.loggedBytes
   }
 
   /** Whether a put here changed a record in the database: a read there may find it stale until a fold. */
@@ -66,6 +72,7 @@ export class PendingRecords {
   add(record: EncodedRecord, seq: number): void {
     const pending: Pending = { record, seq, continuedBy: null, expiresAt: record.expiresAt, changesDatabase: false }
     this.log.push(pending)
+    this.loggedBytes += record.size
     this.latest.set(keyOf(record.keyId, record.id), pending)
     pending.changesDatabase = this.applyToAncestors(record)
     if (pending.changesDatabase) this.changing++
@@ -143,6 +150,7 @@ export class PendingRecords {
     this.log = []
     this.latest = new Map()
     this.changing = 0
+    this.loggedBytes = 0
     for (const { record, seq } of left) this.add(record, seq)
   }
 }

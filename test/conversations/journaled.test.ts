@@ -2,7 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Conversations } from '../../src/conversations/conversations'
-import { FOLD_AT_RECORDS, JournaledConversationStore } from '../../src/conversations/journaled'
+import { FOLD_AT_BYTES, FOLD_AT_RECORDS, JournaledConversationStore } from '../../src/conversations/journaled'
 import { type EncodedRecord, encodedRecord } from '../../src/conversations/store'
 import type { ThreadTurn } from '../../src/conversations/threads'
 import { openSqliteStores } from '../../src/storage/sqlite'
@@ -246,6 +246,22 @@ describe('the journaled conversation store (SQLite)', () => {
     await a.store.put(turn(ids.at(-1)!, null))
     await waitFor(() => a.rows().length === FOLD_AT_RECORDS, 'the records folded once the count was reached')
     expect(a.rows()).toEqual(ids)
+    expect(a.failures).toEqual([])
+    await a.store.stop()
+    a.close()
+  })
+
+  test('big records fold sooner: once their bytes reach FOLD_AT_BYTES, however few they are, they are folded in the next turn', async () => {
+    // Regression: 128 records of 50 KiB (tool outputs holding files) made one fold that held the event loop for about 28 ms.
+    using dir = tempDir()
+    const a = await countFolding(dir.path)
+    const big = (id: string) => turn(id, null, { request: { messages: [{ role: 'user', content: 'x'.repeat(FOLD_AT_BYTES / 4) }] } })
+    for (const id of ['b1', 'b2', 'b3']) await a.store.put(big(id))
+    // Three quarters of the bound: a turn later, nothing is folded.
+    await twoTurns()
+    expect(a.rows()).toEqual([])
+    await a.store.put(big('b4'))
+    await waitFor(() => a.rows().length === 4, 'the records folded once their bytes reached the bound')
     expect(a.failures).toEqual([])
     await a.store.stop()
     a.close()
