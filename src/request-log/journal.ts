@@ -110,7 +110,8 @@ export class RequestJournal {
 
   /**
    * Writes what waits into the store, and empties the file when nothing came meanwhile, or retires
-   * it once it is long (see the class). A failed write keeps it all for the next fold.
+   * it once it is long (see the class). A failed write keeps it all for the next fold. One fold at a
+   * time (RequestLog runs them so): two at once would both delete a retired file.
    */
   async fold(): Promise<void> {
     const seq = this.seq
@@ -135,7 +136,14 @@ export class RequestJournal {
 
   /** Sends appends to a fresh file; `file`'s lines past what is written go with the next fold. */
   private retire(file: AppendLog): void {
-    const fresh = AppendLog.create(this.base!, KIND)
+    let fresh: AppendLog
+    try {
+      fresh = AppendLog.create(this.base!, KIND)
+    } catch {
+      // No file can be made now (no descriptor left, a full disk): appends go on to this one, and
+      // the next fold tries again. The write itself succeeded, so this fold does not fail.
+      return
+    }
     this.retired = { file, from: this.written, to: this.bytes }
     this.file = fresh
     this.bytes = this.written = 0
@@ -149,10 +157,14 @@ export class RequestJournal {
     return foldOthers(store, this.base, this.id, live)
   }
 
-  /** Deletes the file, once everything in it is folded, and stops the writer. */
+  /**
+   * Stops the writer and deletes the file when every line of it is written (call after a fold). A
+   * file with lines still to write (appended during that fold, or a retired file's last ones) stays,
+   * locked until this process exits; the next start folds it.
+   */
   remove(): void {
     this.writer.close()
-    this.file?.remove()
+    if (this.file && this.bytes === this.written) this.file.remove()
   }
 }
 

@@ -262,6 +262,11 @@ describe('the journaled conversation store (SQLite)', () => {
     expect(a.rows()).toEqual([])
     await a.store.put(big('b4'))
     await waitFor(() => a.rows().length === 4, 'the records folded once their bytes reached the bound')
+    expect(a.rows()).toEqual(['b1', 'b2', 'b3', 'b4'])
+    // The fold took their bytes with them: a small record after it waits for the count or the clock.
+    await a.store.put(turn('s1', null))
+    await twoTurns()
+    expect(a.rows()).toHaveLength(4)
     expect(a.failures).toEqual([])
     await a.store.stop()
     a.close()

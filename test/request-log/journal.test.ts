@@ -7,6 +7,7 @@ import { expect, setDefaultTimeout, test } from 'bun:test'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { type LogRow, logRowOf } from '../../src/request-log/entry'
+import { AppendLog } from '../../src/journal/append-log'
 import { RequestJournal, rowsInText } from '../../src/request-log/journal'
 import type { JournalRange, RequestLogStore, RequestWriter } from '../../src/request-log/store'
 import { tempDir } from '../support/gateway'
@@ -111,4 +112,43 @@ test('a retired journal whose write failed is kept, written by the next fold, an
   expect(journalBytes(dir.path)).toBe(0)
   expect(state.written.size).toBe(made - first)
   expect(writtenOnce(state.written)).toBe(true)
+  journal.remove()
+  expect(journalFiles(dir.path)).toEqual([])
+})
+
+test('a fresh journal that cannot be made (no descriptor left) fails no fold: appends go on to the old file, and a later fold retires it', async () => {
+  using dir = tempDir()
+  const first = made
+  const { journal, state } = openJournal(dir.path, 1)
+  state.appendDuring = 1
+  const create = AppendLog.create
+  AppendLog.create = () => {
+    throw new Error('EMFILE: too many open files')
+  }
+  try {
+    journal.append(rows(3))
+    await journal.fold()
+    expect(journalFiles(dir.path)).toHaveLength(1)
+  } finally {
+    AppendLog.create = create
+  }
+  await journal.fold()
+  expect(journalFiles(dir.path)).toHaveLength(2)
+  state.appendDuring = 0
+  await journal.fold()
+  await journal.fold()
+  expect(state.written.size).toBe(made - first)
+  expect(writtenOnce(state.written)).toBe(true)
+})
+
+test('removing the journal after a fold that rows came during keeps its file: they are not written yet, and the next start folds them', async () => {
+  using dir = tempDir()
+  const { journal, state } = openJournal(dir.path, 1024 * 1024)
+  state.appendDuring = 2
+  journal.append(rows(3))
+  await journal.fold()
+  journal.remove()
+  const [file] = journalFiles(dir.path)
+  const kept = rowsInText(readFileSync(join(dir.path, file!), 'utf8')).map((row) => row.uid)
+  expect(kept.slice(-2)).toEqual([`uid-${made - 1}`, `uid-${made}`])
 })
