@@ -58,23 +58,36 @@ function readingWriter(journal: () => RequestJournal) {
   return { writer, state }
 }
 
-function openJournal(dir: string, rotateAtBytes: number) {
+/** A journal retired at `rotateAtBytes`, whose writer sees `appendDuring` rows appended while it writes; `first`: the rows made before it. */
+function openJournal(dir: string, rotateAtBytes: number, appendDuring: number) {
+  const first = made
   let journal: RequestJournal | null = null
   const { writer, state } = readingWriter(() => journal!)
   const store = { writer: () => writer, put: async () => {} } as unknown as RequestLogStore
   journal = RequestJournal.open(join(dir, 'g.sqlite'), store, rotateAtBytes)
-  return { journal, state }
+  state.appendDuring = appendDuring
+  return { journal, state, first }
 }
 
 const journalFiles = (dir: string) => readdirSync(dir).filter((name) => name.includes('.requests-') && name.endsWith('.log'))
 const journalBytes = (dir: string) => journalFiles(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0)
 const writtenOnce = (written: Map<string, number>) => [...written.values()].every((times) => times === 1)
 
+/** Once appends stop, two folds write the rest: the files are empty, every row made since `first` written once, and removing leaves none. */
+async function endsClean(dir: string, journal: RequestJournal, state: ReturnType<typeof readingWriter>['state'], first: number): Promise<void> {
+  state.appendDuring = 0
+  await journal.fold()
+  await journal.fold()
+  expect(journalBytes(dir)).toBe(0)
+  expect(state.written.size).toBe(made - first)
+  expect(writtenOnce(state.written)).toBe(true)
+  journal.remove()
+  expect(journalFiles(dir)).toEqual([])
+}
+
 test('the request log journal stays bounded when appends arrive during every fold, and each row is written once', async () => {
   using dir = tempDir()
-  const first = made
-  const { journal, state } = openJournal(dir.path, ROTATE_AT)
-  state.appendDuring = 20
+  const { journal, state, first } = openJournal(dir.path, ROTATE_AT, 20)
   let largest = 0
   for (let fold = 0; fold < 200; fold++) {
     journal.append(rows(20))
@@ -83,21 +96,12 @@ test('the request log journal stays bounded when appends arrive during every fol
   }
   // About 175 bytes a row, 8,000 rows: 1.4 MB, had the file only grown.
   expect(largest).toBeLessThan(3 * ROTATE_AT)
-  state.appendDuring = 0
-  await journal.fold()
-  await journal.fold()
-  expect(journalBytes(dir.path)).toBe(0)
-  expect(state.written.size).toBe(made - first)
-  expect(writtenOnce(state.written)).toBe(true)
-  journal.remove()
-  expect(journalFiles(dir.path)).toEqual([])
+  await endsClean(dir.path, journal, state, first)
 })
 
 test('a retired journal whose write failed is kept, written by the next fold, and only then deleted', async () => {
   using dir = tempDir()
-  const first = made
-  const { journal, state } = openJournal(dir.path, 1)
-  state.appendDuring = 1
+  const { journal, state, first } = openJournal(dir.path, 1, 1)
   journal.append(rows(3))
   await journal.fold()
   // Long enough, and a row came during the write: retired, and appends go to a fresh file.
@@ -107,20 +111,12 @@ test('a retired journal whose write failed is kept, written by the next fold, an
   expect(journalFiles(dir.path)).toHaveLength(2)
   await journal.fold()
   expect(journalFiles(dir.path)).toHaveLength(1)
-  state.appendDuring = 0
-  await journal.fold()
-  expect(journalBytes(dir.path)).toBe(0)
-  expect(state.written.size).toBe(made - first)
-  expect(writtenOnce(state.written)).toBe(true)
-  journal.remove()
-  expect(journalFiles(dir.path)).toEqual([])
+  await endsClean(dir.path, journal, state, first)
 })
 
 test('a fresh journal that cannot be made (no descriptor left) fails no fold: appends go on to the old file, and a later fold retires it', async () => {
   using dir = tempDir()
-  const first = made
-  const { journal, state } = openJournal(dir.path, 1)
-  state.appendDuring = 1
+  const { journal, state, first } = openJournal(dir.path, 1, 1)
   const create = AppendLog.create
   AppendLog.create = () => {
     throw new Error('EMFILE: too many open files')
@@ -134,17 +130,12 @@ test('a fresh journal that cannot be made (no descriptor left) fails no fold: ap
   }
   await journal.fold()
   expect(journalFiles(dir.path)).toHaveLength(2)
-  state.appendDuring = 0
-  await journal.fold()
-  await journal.fold()
-  expect(state.written.size).toBe(made - first)
-  expect(writtenOnce(state.written)).toBe(true)
+  await endsClean(dir.path, journal, state, first)
 })
 
 test('removing the journal after a fold that rows came during keeps its file: they are not written yet, and the next start folds them', async () => {
   using dir = tempDir()
-  const { journal, state } = openJournal(dir.path, 1024 * 1024)
-  state.appendDuring = 2
+  const { journal } = openJournal(dir.path, 1024 * 1024, 2)
   journal.append(rows(3))
   await journal.fold()
   journal.remove()
