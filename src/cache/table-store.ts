@@ -2,6 +2,12 @@ import { type CachedAnswer, CacheIndex, type ResponseCacheStore } from './store'
 
 /** Kept answers are written this often, together: a request never waits on a write. */
 const FLUSH_MS = 50
+/**
+ * Or in the next turn once this many bytes of answers wait: a SQLite table is written on the event
+ * loop, about 4 µs a KiB, and answers of up to `max_entry_bytes` each could otherwise make a 50 ms
+ * batch that held every request for tens of milliseconds.
+ */
+export const FLUSH_AT_BYTES = 1024 * 1024
 /** Answers kept or read lately stay in memory up to this many bytes: a hot entry costs no read. */
 const HOT_BYTES = 64 * 1024 * 1024
 
@@ -33,13 +39,17 @@ export class TableCacheStore implements ResponseCacheStore {
   private readonly pending = new Map<string, CachedAnswer | null>()
   private readonly hot = new Map<string, CachedAnswer>()
   private hotBytes = 0
+  /** Bytes of the answers in `pending`. */
+  private pendingBytes = 0
   private timer: Timer | null = null
+  private soon: ReturnType<typeof setImmediate> | null = null
 
   constructor(
     private readonly table: CacheTable,
     live: TableEntry[],
     maxEntries: number,
     private readonly maxEntryBytes: number,
+    private readonly flushMs = FLUSH_MS,
   ) {
     this.index = new CacheIndex(maxEntries)
     for (const entry of live) this.index.add(entry.key, { expiresAt: entry.expiresAt, bytes: entry.bytes }, this.drop)
@@ -57,6 +67,7 @@ export class TableCacheStore implements ResponseCacheStore {
   put(key: string, answer: CachedAnswer): void {
     const bytes = Buffer.byteLength(answer.body)
     if (bytes > this.maxEntryBytes) return
+    this.pendingBytes += answer.body.length - (this.pending.get(key)?.body.length ?? 0)
     this.pending.set(key, answer)
     this.warmed(key, answer)
     this.index.add(key, { expiresAt: answer.expiresAt, bytes }, this.drop)
@@ -85,22 +96,31 @@ export class TableCacheStore implements ResponseCacheStore {
 
   private readonly drop = (key: string): void => {
     this.cool(key)
+    this.pendingBytes -= this.pending.get(key)?.body.length ?? 0
     this.pending.set(key, null)
     this.flushSoon()
   }
 
+  /** A flush in `flushMs`, or in the next turn once FLUSH_AT_BYTES wait. */
   private flushSoon(): void {
-    if (this.timer) return
-    this.timer = setTimeout(() => void this.flush(), FLUSH_MS)
+    if (this.pendingBytes >= FLUSH_AT_BYTES) {
+      this.soon ??= setImmediate(() => void this.flush())
+      return
+    }
+    if (this.timer || this.soon) return
+    this.timer = setTimeout(() => void this.flush(), this.flushMs)
     this.timer.unref?.()
   }
 
   /** Writes what waits, in one batch. */
   async flush(): Promise<void> {
-    this.timer = null
+    if (this.timer) clearTimeout(this.timer)
+    if (this.soon) clearImmediate(this.soon)
+    this.timer = this.soon = null
     if (this.pending.size === 0) return
     const batch = [...this.pending]
     this.pending.clear()
+    this.pendingBytes = 0
     try {
       await this.table.write(batch)
     } catch {
@@ -113,7 +133,6 @@ export class TableCacheStore implements ResponseCacheStore {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer)
     await this.flush()
     await this.table.close()
   }
