@@ -8,6 +8,8 @@ const FLUSH_MS = 50
  * batch that held every request for tens of milliseconds.
  */
 export const FLUSH_AT_BYTES = 1024 * 1024
+
+const bytesOf = (answer: CachedAnswer | null | undefined): number => (answer ? Buffer.byteLength(answer.body) : 0)
 /** Answers kept or read lately stay in memory up to this many bytes: a hot entry costs no read. */
 const HOT_BYTES = 64 * 1024 * 1024
 
@@ -43,6 +45,8 @@ export class TableCacheStore implements ResponseCacheStore {
   private pendingBytes = 0
   private timer: Timer | null = null
   private soon: ReturnType<typeof setImmediate> | null = null
+  /** The batch being written, until its write settles. */
+  private writing: Promise<void> | null = null
 
   constructor(
     private readonly table: CacheTable,
@@ -67,7 +71,7 @@ export class TableCacheStore implements ResponseCacheStore {
   put(key: string, answer: CachedAnswer): void {
     const bytes = Buffer.byteLength(answer.body)
     if (bytes > this.maxEntryBytes) return
-    this.pendingBytes += answer.body.length - (this.pending.get(key)?.body.length ?? 0)
+    this.pendingBytes += bytes - bytesOf(this.pending.get(key))
     this.pending.set(key, answer)
     this.warmed(key, answer)
     this.index.add(key, { expiresAt: answer.expiresAt, bytes }, this.drop)
@@ -96,7 +100,7 @@ export class TableCacheStore implements ResponseCacheStore {
 
   private readonly drop = (key: string): void => {
     this.cool(key)
-    this.pendingBytes -= this.pending.get(key)?.body.length ?? 0
+    this.pendingBytes -= bytesOf(this.pending.get(key))
     this.pending.set(key, null)
     this.flushSoon()
   }
@@ -112,15 +116,25 @@ export class TableCacheStore implements ResponseCacheStore {
     this.timer.unref?.()
   }
 
-  /** Writes what waits, in one batch. */
+  /**
+   * Writes what waits, in one batch. One batch at a time, in order: on Postgres a later one (an
+   * entry's removal, or its newer answer) written first would be undone by the earlier one.
+   */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     if (this.soon) clearImmediate(this.soon)
     this.timer = this.soon = null
+    while (this.writing) await this.writing
     if (this.pending.size === 0) return
     const batch = [...this.pending]
     this.pending.clear()
     this.pendingBytes = 0
+    this.writing = this.write(batch).finally(() => (this.writing = null))
+    return this.writing
+  }
+
+  /** A batch the table cannot take is dropped: its answers are forgotten, not retried. */
+  private async write(batch: [string, CachedAnswer | null][]): Promise<void> {
     try {
       await this.table.write(batch)
     } catch {

@@ -58,3 +58,30 @@ test('large answers are written once FLUSH_AT_BYTES of them wait, in the next tu
   expect(batches).toEqual([['a', 'b', 'c'], ['d']])
   expect(store.get('c', 0)).toMatchObject({ costNanos: 1 })
 })
+
+test('batches are written one at a time, in order: a slow write (Postgres) is not overtaken by the next batch', async () => {
+  // Regression: a newer answer (or an entry's removal) written on the pool's other connection first was undone by the older batch.
+  const started: string[][] = []
+  let release = () => {}
+  const table: CacheTable = {
+    read: () => null,
+    write: (batch) => {
+      started.push(batch.map(([key]) => key))
+      return new Promise<void>((resolve) => (release = resolve))
+    },
+    close() {},
+  }
+  const store = new TableCacheStore(table, [], 100, 2 * FLUSH_AT_BYTES, 3_600_000)
+  store.put('k', answer(FLUSH_AT_BYTES))
+  await twoTurns()
+  expect(started).toEqual([['k']])
+  // A newer answer under the same key while the first write runs: its batch waits for it.
+  store.put('k', answer(FLUSH_AT_BYTES))
+  await twoTurns()
+  expect(started).toEqual([['k']])
+  release()
+  await twoTurns()
+  expect(started).toEqual([['k'], ['k']])
+  release()
+  await store.close()
+})
