@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs'
 import { temporaryBuild } from '../../scripts/build'
 import { ROOT, tempDir, writeConfig } from '../support/gateway'
 import { type GatewayProcess, spawnGateway } from '../support/process'
+import { refusingPort } from '../support/refusing-port'
 import { waitFor } from '../support/wait'
 import { TEST_MS } from '../support/hooks'
 
@@ -407,10 +408,8 @@ describe('idle keep-alive connections', () => {
 
 describe('a transport error names the upstream, never its URL', () => {
   test('refused, and a body that fails to decode: 502 naming the upstream with no URL, port or token; logs and /admin/upstreams redact it; the query string reaches the upstream', async () => {
-    // A port nothing listens on any more.
-    const gone = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') })
-    const closedPort = gone.port
-    await gone.stop(true)
+    // Regression: a port freed by a closed listener was handed to the garbled upstream below, so "refused" was answered.
+    const closedPort = await refusingPort()
     // An upstream whose body claims gzip and is not: the runtime's error for it quotes the whole URL.
     const reached: string[] = []
     const garbled = Bun.serve({
