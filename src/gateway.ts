@@ -163,9 +163,9 @@ async function openLimits(env: GatewayEnv, stores: Stores, instanceId: string, l
 
 /**
  * The conversation store every request uses. On a SQLite file, journaled: a put costs one `write()`
- * per event-loop turn, folded into the database every second or once 128 records wait
- * (conversations/journaled.ts). On Postgres, written at once: the other instances of a cluster must
- * see a response at once.
+ * per event-loop turn, folded into the database every second or once 128 records (or 1 MiB of
+ * them) wait (conversations/journaled.ts). On Postgres, written at once: the other instances of a
+ * cluster must see a response at once.
  */
 async function openConversations(stores: Stores): Promise<{ store: ConversationStore; pipeline: ConversationPipeline }> {
   const store = stores.conversations

@@ -61,9 +61,9 @@ function planFrom(batches: Batch<EncodedRecord[]>[], foldedSeq: number): Convers
  * and `put` resolves once it returned, so a record a caller was told about survives a kill of the
  * process (only an OS crash can lose the last writes, as with usage). Until they are folded, the
  * records stay in memory (pending.ts), where every read of this process finds them at once; every
- * second (sooner when FOLD_AT_RECORDS or FOLD_AT_BYTES wait), at shutdown, and before a read that the database alone
- * cannot answer, they are written to the database in one transaction, with the journal's fold
- * point, and the journal is emptied.
+ * second (sooner when FOLD_AT_RECORDS or FOLD_AT_BYTES wait), at shutdown, and before a read that
+ * the database alone cannot answer, they are written to the database in one transaction, with the
+ * journal's fold point, and the journal is emptied.
  * The journals of processes that are gone are folded and deleted at start and every second.
  *
  * The trade-off: another process sharing the file sees a record up to a second later (Postgres is
@@ -80,7 +80,10 @@ export class JournaledConversationStore implements ConversationStore, Conversati
   /** Set while folding in the background (start): what a fold started by FOLD_AT_RECORDS or FOLD_AT_BYTES reports a failure to. */
   private onFoldError: ((error: unknown) => void) | null = null
   private foldSoon: ReturnType<typeof setImmediate> | null = null
-  /** The last fold failed (a locked or full database): the count starts none until one works (the timer's, a read's), so a failure is not retried every turn. */
+  /**
+   * The last fold failed (a locked or full database): the count and byte bounds start none until
+   * one works (the timer's, a read's), so a failure is not retried every turn.
+   */
   private failing = false
 
   private constructor(

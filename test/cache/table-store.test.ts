@@ -7,14 +7,9 @@ import { expect, setDefaultTimeout, test } from 'bun:test'
 import type { CachedAnswer } from '../../src/cache/store'
 import { type CacheTable, FLUSH_AT_BYTES, TableCacheStore } from '../../src/cache/table-store'
 import { TEST_MS } from '../support/hooks'
+import { twoTurns } from '../support/wait'
 
 setDefaultTimeout(TEST_MS)
-
-/** Two event-loop turns: what a put scheduled for the next one has run. */
-async function twoTurns(): Promise<void> {
-  await new Promise((resolve) => setImmediate(resolve))
-  await new Promise((resolve) => setImmediate(resolve))
-}
 
 const answer = (chars: number): CachedAnswer => ({
   body: JSON.stringify({ text: 'x'.repeat(chars) }),

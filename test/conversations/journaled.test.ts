@@ -12,7 +12,7 @@ import { DAY_MS } from '../../src/time'
 import type { MessagesRequest } from '../../src/wire/anthropic/types'
 import { tempDir } from '../support/gateway'
 import { TEST_MS } from '../support/hooks'
-import { waitFor } from '../support/wait'
+import { twoTurns, waitFor } from '../support/wait'
 import { storeScenario, T0, turn } from './store-scenario'
 
 setDefaultTimeout(TEST_MS)
@@ -41,12 +41,6 @@ async function open(path: string): Promise<Opened> {
 
 const journals = (dir: string) => readdirSync(dir).filter((name) => name.includes('.conversations-') && name.endsWith('.log'))
 const k1 = (id: string) => ({ keyId: 'k1', id })
-
-/** Two event-loop turns: what a put's turn scheduled for the next one has run. */
-async function twoTurns(): Promise<void> {
-  await new Promise((resolve) => setImmediate(resolve))
-  await new Promise((resolve) => setImmediate(resolve))
-}
 
 /** A store folding in the background whose timer never fires within a test: only the count starts folds. Its fold failures are listed. */
 async function countFolding(dir: string): Promise<Opened & { failures: unknown[] }> {

@@ -36,3 +36,9 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string | (()
     await Bun.sleep(intervalMs)
   }
 }
+
+/** Two event-loop turns: what a call scheduled for the next turn (`setImmediate`) has run. */
+export async function twoTurns(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setImmediate(resolve))
+}
