@@ -72,7 +72,7 @@ export class CacheIndex {
   }
 }
 
-/** Answers in this process only: for an in-memory database, and Postgres without Redis. */
+/** Answers in this process only: for an in-memory database (a database file or Postgres keeps them in its table). */
 export class MemoryCacheStore implements ResponseCacheStore {
   private readonly answers = new Map<string, CachedAnswer>()
   private readonly index: CacheIndex
